@@ -1,0 +1,61 @@
+"""Moves per second of training and of testing (no updates), single thread, compiled code warmed."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from td2048.config import DEFAULT_MEMORY_LIMIT
+from td2048.learn import BACKWARD, FORWARD, PLAY, Player
+from td2048.network import Network, parse_network
+
+
+def _timed_blocks(player: Player, seconds: float, mode: int, alpha: float, block: int) -> tuple[int, float]:
+    moves, elapsed = 0, 0.0
+    while elapsed < seconds:
+        result = player.run(block, mode, alpha)
+        moves += int(result.moves.sum())
+        elapsed += result.seconds
+    return moves, elapsed
+
+
+def benchmark(network: str = "4x6", seconds: float = 5.0, isomorphisms: int | None = None, seed: int = 0,
+              update: str = "backward", block: int = 20, memory_limit: int = DEFAULT_MEMORY_LIMIT) -> dict:
+    """Train from zero weights for ``seconds``, then play (no updates) with those weights for ``seconds``.
+
+    ``compile_s`` is the time of the first tiny call, which compiles the kernels or loads them
+    from Numba's cache; it is not counted in the speeds.
+    """
+    spec = parse_network(network, isomorphisms)
+    start = time.perf_counter()
+    net = Network(spec, memory_limit=memory_limit)
+    alloc_s = time.perf_counter() - start
+
+    warm = Player(Network(parse_network("2x4")), seed=seed)
+    start = time.perf_counter()
+    warm.run(1, BACKWARD, 0.1)
+    warm.run(1, FORWARD, 0.1)
+    warm.run(1, PLAY)
+    compile_s = time.perf_counter() - start
+
+    player = Player(net, seed=seed)
+    mode = FORWARD if update == "forward" else BACKWARD
+    train_moves, train_s = _timed_blocks(player, seconds, mode, 0.1, block)
+    test_moves, test_s = _timed_blocks(player, seconds, PLAY, 0.0, block)
+    return {
+        "network": spec.name,
+        "isomorphisms": spec.isomorphisms,
+        "update": update,
+        "threads": 1,
+        "train_moves_per_s": round(train_moves / train_s, 1),
+        "test_moves_per_s": round(test_moves / test_s, 1),
+        "train_moves": train_moves,
+        "test_moves": test_moves,
+        "train_s": round(train_s, 3),
+        "test_s": round(test_s, 3),
+        "compile_s": round(compile_s, 3),
+        "alloc_s": round(alloc_s, 3),
+        "weights_bytes": spec.nbytes,
+        "nonzero_weights": int(np.count_nonzero(net.weights)),
+    }

@@ -1,0 +1,41 @@
+"""``td2048 bench``: training and testing moves per second, single thread, compiled code warmed."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from td2048.bench import benchmark
+from td2048.cli.options import add_network_arguments, nonnegative_int_arg, positive_float_arg
+
+HELP = "measure training and testing speed (moves/s)"
+DESCRIPTION = """\
+Measure moves per second, single thread: first training from zero weights for --seconds,
+then playing without updates with the weights just trained for --seconds. The kernels are
+compiled (or loaded from Numba's cache) before timing; compile_s says how long that took.
+"""
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_network_arguments(p)
+    p.add_argument("--seconds", type=positive_float_arg, default=5.0, help="seconds for each measure (default 5)")
+    p.add_argument("--update", choices=("backward", "forward"), default="backward",
+                   help="update mode while training (default backward)")
+    p.add_argument("--seed", type=nonnegative_int_arg, default=0, help="random seed (default 0)")
+    p.add_argument("--json", action="store_true", help="print one JSON line instead of text")
+
+
+def run(args: argparse.Namespace) -> int:
+    result = benchmark(args.network, args.seconds, isomorphisms=args.isomorphisms, seed=args.seed,
+                       update=args.update, memory_limit=args.memory_limit)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(f"network {result['network']} ({result['isomorphisms']} isomorphisms), {result['update']} updates, "
+              f"1 thread")
+        print(f"  train: {result['train_moves_per_s']:>12,.0f} moves/s  ({result['train_moves']:,} moves "
+              f"in {result['train_s']:.2f} s)")
+        print(f"  test:  {result['test_moves_per_s']:>12,.0f} moves/s  ({result['test_moves']:,} moves "
+              f"in {result['test_s']:.2f} s)")
+        print(f"  compile/cache load: {result['compile_s']:.2f} s")
+    return 0

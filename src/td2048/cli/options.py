@@ -1,0 +1,63 @@
+"""Option types shared by the commands: each turns bad text into a one-line usage error."""
+
+from __future__ import annotations
+
+import argparse
+
+from td2048.errors import TD2048Error
+from td2048.network import PRESETS, parse_network, parse_size
+
+NETWORK_HELP = (f"preset ({', '.join(PRESETS)}) or hex tuples separated by commas, "
+                "e.g. 012345,456789 (cells 0..f, row-major, 0 top-left)")
+
+
+def _typed(convert, what):
+    def parse(text):
+        try:
+            return convert(text)
+        except (TD2048Error, ValueError) as e:
+            raise argparse.ArgumentTypeError(str(e) if isinstance(e, TD2048Error) else f"bad {what} {text!r}")
+    parse.__name__ = what
+    return parse
+
+
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise TD2048Error(f"must be at least 1, not {value}")
+    return value
+
+
+def nonnegative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise TD2048Error(f"must be >= 0, not {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0 or value == float("inf"):
+        raise TD2048Error(f"must be a positive number, not {text}")
+    return value
+
+
+def network_text(text: str) -> str:
+    parse_network(text)  # validate early, with the preset's default isomorphisms
+    return text
+
+
+network_arg = _typed(network_text, "network")
+size_arg = _typed(parse_size, "size")
+positive_int_arg = _typed(positive_int, "count")
+nonnegative_int_arg = _typed(nonnegative_int, "integer")
+positive_float_arg = _typed(positive_float, "number")
+
+
+def add_network_arguments(parser: argparse.ArgumentParser, default: str = "4x6") -> None:
+    parser.add_argument("--network", type=network_arg, default=default, help=f"{NETWORK_HELP} (default {default})")
+    parser.add_argument("--isomorphisms", type=int, choices=(1, 4, 8), default=None,
+                        help="boards sharing each table: 8 = rotations and reflections, 4 = rotations, 1 = none "
+                             "(default: the preset's; 8 for custom tuples)")
+    parser.add_argument("--memory-limit", type=size_arg, default="2GiB",
+                        help="largest weight size allowed, e.g. 512MB or 4GiB (default 2GiB, the course's limit)")

@@ -1,0 +1,173 @@
+"""2048 rules on the bitboard of :mod:`td2048.games.bitboard`.
+
+One episode, in the notation of the course demo::
+
+    s0 --(a0, r0)--> s0' --(new tile)--> s1 --(a1, r1)--> s1' --(new tile)--> s2 ...
+
+``s'`` is the *afterstate*: the board right after the slide, before the new tile.
+
+Moves are numbered as in the course: 0 = up, 1 = right, 2 = down, 3 = left. A row slide
+comes from a 65536-entry table built once from :func:`slide_row_left`, the one
+definition of how tiles slide and merge; up and down are row slides of the transposed
+board. A move that changes nothing is illegal; the game ends when no move is legal.
+
+Cells hold 4 bits, so the largest tile is 32768 (code 15): two 32768 tiles do not merge
+until the game gets wider cells (they stay as they are; the board is never corrupted).
+"""
+
+import functools
+
+import numpy as np
+
+from td2048.config import njit
+from td2048.games.bitboard import ROW_MASK, U64, count_empty, empty_mask, transpose
+from td2048.rng import below, uniform
+
+UP, RIGHT, DOWN, LEFT = 0, 1, 2, 3
+MOVE_NAMES = ("up", "right", "down", "left")
+MAX_CODE = 15  # 4-bit cells: 32768 is the largest tile that fits
+P_FOUR = 0.1  # a new tile is a 4 (code 2) with p = 0.1, else a 2 (code 1)
+
+# rows of the row table
+_LEFT, _RIGHT, _LEFT_REWARD, _RIGHT_REWARD = 0, 1, 2, 3
+
+
+@njit
+def slide_row_left(codes, max_code):
+    """Slide 4 codes toward index 0 and merge; returns (new codes, reward).
+
+    Scan from the side slid toward and merge the leading equal pair first; a tile made by a
+    merge does not merge again in the same move. The reward is the sum of the new tiles'
+    values. Codes of ``max_code`` do not merge (no room in the cell).
+    """
+    tiles = np.zeros(4, np.int64)
+    count = 0
+    for c in codes:
+        if c != 0:
+            tiles[count] = c
+            count += 1
+    out = np.zeros(4, np.int64)
+    reward = 0
+    i = 0
+    j = 0
+    while i < count:
+        if i + 1 < count and tiles[i] == tiles[i + 1] and tiles[i] < max_code:
+            out[j] = tiles[i] + 1
+            reward += 1 << (tiles[i] + 1)
+            i += 2
+        else:
+            out[j] = tiles[i]
+            i += 1
+        j += 1
+    return out, reward
+
+
+@njit
+def _build_row_table(max_code):
+    table = np.zeros((4, 65536), np.uint32)
+    codes = np.zeros(4, np.int64)
+    for row in range(65536):
+        for k in range(4):
+            codes[k] = (row >> (4 * k)) & 0xF
+        left, left_reward = slide_row_left(codes, max_code)
+        right_rev, right_reward = slide_row_left(codes[::-1].copy(), max_code)
+        packed_left = 0
+        packed_right = 0
+        for k in range(4):
+            packed_left |= left[k] << (4 * k)
+            packed_right |= right_rev[3 - k] << (4 * k)
+        table[_LEFT, row] = packed_left
+        table[_RIGHT, row] = packed_right
+        table[_LEFT_REWARD, row] = left_reward
+        table[_RIGHT_REWARD, row] = right_reward
+    return table
+
+
+@functools.cache
+def row_table() -> np.ndarray:
+    """The ``uint32[4, 65536]`` row table: left result, right result, left reward, right reward."""
+    table = _build_row_table(MAX_CODE)
+    table.setflags(write=False)
+    return table
+
+
+@njit(inline="always")
+def _slide_rows(table, x, side):
+    out = U64(0)
+    reward = 0
+    for r in range(4):
+        shift = U64(16 * r)
+        row = np.int64((x >> shift) & ROW_MASK)
+        out |= U64(table[side, row]) << shift
+        reward += np.int64(table[side + 2, row])
+    return out, reward
+
+
+@njit(inline="always")
+def move(table, board, direction):
+    """Afterstate and reward of sliding ``board`` in ``direction``; illegal if after == board."""
+    if direction == LEFT:
+        return _slide_rows(table, board, _LEFT)
+    if direction == RIGHT:
+        return _slide_rows(table, board, _RIGHT)
+    t = transpose(board)
+    side = _LEFT if direction == UP else _RIGHT
+    after, reward = _slide_rows(table, t, side)
+    return transpose(after), reward
+
+
+@njit(inline="always")
+def spawn_tile(board, rng):
+    """Put a 2 (p = 0.9) or a 4 (p = 0.1) on a uniformly random empty cell.
+
+    Draws the cell first, then the tile. A full board is returned unchanged.
+    """
+    n = count_empty(board)
+    if n == 0:
+        return board
+    k = below(rng, n)
+    code = U64(2) if uniform(rng) < P_FOUR else U64(1)
+    m = empty_mask(board)
+    for i in range(16):
+        if (m >> U64(4 * i)) & U64(1):
+            if k == 0:
+                return board | (code << U64(4 * i))
+            k -= 1
+    return board
+
+
+@njit(inline="always")
+def new_game(rng):
+    """The start of an episode: an empty board with two new tiles."""
+    return spawn_tile(spawn_tile(U64(0), rng), rng)
+
+
+@njit
+def can_move(table, board):
+    """Whether any move is legal (the game is not over)."""
+    for d in range(4):
+        after, _ = move(table, board, d)
+        if after != board:
+            return True
+    return False
+
+
+# Python-facing wrappers (tests, environments, tools); the kernels call the functions above.
+def py_move(board: int, direction: int) -> tuple[int, int]:
+    """(afterstate, reward) of one move, as Python ints."""
+    after, reward = _py_move(row_table(), U64(board), direction)
+    return int(after), int(reward)
+
+
+@njit
+def _py_move(table, board, direction):
+    return move(table, board, direction)
+
+
+def py_spawn_tile(board: int, rng_state: np.ndarray) -> int:
+    return int(_py_spawn(U64(board), rng_state))
+
+
+@njit
+def _py_spawn(board, rng):
+    return spawn_tile(board, rng)

@@ -1,0 +1,324 @@
+"""N-tuple networks: which cells each tuple reads, how a board becomes table indices, and V(board).
+
+A *tuple* is a list of cells (see the cell diagram in :mod:`td2048.games.bitboard`); it owns one
+float32 table of 16**n entries. Its index for a board is the course demo's::
+
+    index = sum over i of code(cell_i) << (4 * i)
+
+so the tuple ``012345`` reads the lowest 24 bits of the board as they are. A tuple is shared by
+the board's *isomorphisms*: with 8, V(board) sums the tuple's entry on each of the 8 symmetric
+boards (4 rotations x mirror), so every rotation or reflection of a board has the same value::
+
+    V(b) = sum over tuples t, symmetric boards s(b):  table_t[index_t(s(b))]
+
+Rather than 8 lists of transformed cells per tuple, the kernels build the 8 symmetric boards
+once per evaluation with bit operations and read every tuple from each with shifts and masks.
+A tuple's cells are compiled into *runs* of consecutive cells (``012456`` is the two runs
+``012`` and ``456``), each one shift, one mask and one shift back into place.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from td2048.config import DEFAULT_MEMORY_LIMIT, njit
+from td2048.errors import TD2048Error
+from td2048.games.bitboard import U64, flip, mirror, transpose
+
+MAX_TUPLE_CELLS = 8
+CELL_VALUES = 16  # 4-bit cells: 16 codes
+VALID_ISOMORPHISMS = (1, 4, 8)
+
+# Named networks: cells in hex, default isomorphisms.
+PRESETS: dict[str, tuple[tuple[str, ...], int]] = {
+    # the four rows and four columns, one table each: the course's simplest network
+    "8x4": (("0123", "4567", "89ab", "cdef", "048c", "159d", "26ae", "37bf"), 1),
+    "2x4": (("0123", "4567"), 8),
+    "4x5": (("01234", "45678", "01245", "45689"), 8),
+    # the classic network of the course demo and most reports
+    "4x6": (("012345", "456789", "012456", "45689a"), 8),
+    "5x6": (("012345", "456789", "89abcd", "012456", "45689a"), 8),
+    "6x6": (("012456", "456789", "012345", "234569", "01259a", "345678"), 8),
+    "7x6": (("012456", "456789", "012345", "234569", "01259a", "345678", "134567"), 8),
+    "8x6": (("012456", "456789", "012345", "234569", "01259a", "345678", "134567", "01489a"), 8),
+}
+
+# columns of an index plan row: table offset, number of runs, then (shift, mask, place) per run
+_PLAN_HEAD = 2
+_PLAN_WIDTH = _PLAN_HEAD + 3 * MAX_TUPLE_CELLS
+
+
+@dataclass(frozen=True)
+class NetworkSpec:
+    """What a network is: its tuples of cells and how many isomorphisms share each table."""
+
+    tuples: tuple[tuple[int, ...], ...]
+    isomorphisms: int = 8
+    name: str = ""
+
+    def __post_init__(self):
+        validate_tuples(self.tuples)
+        if self.isomorphisms not in VALID_ISOMORPHISMS:
+            raise TD2048Error(f"isomorphisms must be 1, 4 or 8, not {self.isomorphisms}")
+        if not self.name:
+            object.__setattr__(self, "name", ",".join(tuple_to_hex(t) for t in self.tuples))
+
+    @property
+    def n_features(self) -> int:
+        """Tuples x isomorphisms: the number of weights read per evaluation."""
+        return len(self.tuples) * self.isomorphisms
+
+    @property
+    def table_sizes(self) -> list[int]:
+        return [CELL_VALUES ** len(t) for t in self.tuples]
+
+    @property
+    def n_weights(self) -> int:
+        return sum(self.table_sizes)
+
+    @property
+    def nbytes(self) -> int:
+        return 4 * self.n_weights
+
+    def describe(self) -> str:
+        cells = " ".join(tuple_to_hex(t) for t in self.tuples)
+        return f"{self.name}: {len(self.tuples)} tuples ({cells}), {self.isomorphisms} isomorphisms, " \
+               f"{format_bytes(self.nbytes)} of weights"
+
+    def check_memory(self, limit: int = DEFAULT_MEMORY_LIMIT) -> None:
+        if self.nbytes > limit:
+            raise TD2048Error(
+                f"network {self.name} needs {format_bytes(self.nbytes)} of weights, over the memory limit of "
+                f"{format_bytes(limit)} (raise it with --memory-limit, e.g. --memory-limit 4GiB)"
+            )
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "tuples": [tuple_to_hex(t) for t in self.tuples],
+                "isomorphisms": self.isomorphisms}
+
+
+def tuple_to_hex(cells) -> str:
+    return "".join(f"{c:x}" for c in cells)
+
+
+def validate_tuples(tuples) -> None:
+    if len(tuples) == 0:
+        raise TD2048Error("a network needs at least one tuple")
+    for t in tuples:
+        shown = "".join(f"{c:x}" if 0 <= c < 16 else f"<{c}>" for c in t)
+        if len(t) == 0:
+            raise TD2048Error("empty tuple in network")
+        if len(t) > MAX_TUPLE_CELLS:
+            raise TD2048Error(f"tuple {shown} has {len(t)} cells; at most {MAX_TUPLE_CELLS}")
+        for c in t:
+            if not 0 <= c < 16:
+                raise TD2048Error(f"tuple {shown}: cell {c} is outside 0..f")
+        if len(set(t)) != len(t):
+            raise TD2048Error(f"tuple {shown} repeats a cell")
+
+
+def parse_network(text: str, isomorphisms: int | None = None) -> NetworkSpec:
+    """A preset name (``4x6``) or hex tuples separated by commas (``012345,456789``)."""
+    text = text.strip()
+    if text in PRESETS:
+        cells, default_iso = PRESETS[text]
+        tuples = tuple(tuple(int(ch, 16) for ch in t) for t in cells)
+        iso = default_iso if isomorphisms is None else isomorphisms
+        name = text if iso == default_iso else f"{text}/iso{iso}"
+        return NetworkSpec(tuples, iso, name)
+    parts = [p.strip() for p in text.split(",")]
+    if not text or any(p == "" for p in parts):
+        raise TD2048Error(f"bad network {text!r}: empty tuple (expected a preset such as 4x6 or hex tuples "
+                          "such as 012345,456789)")
+    tuples = []
+    for p in parts:
+        if not re.fullmatch(r"[0-9a-fA-F]+", p):
+            presets = ", ".join(PRESETS)
+            raise TD2048Error(f"bad network {text!r}: {p!r} is not a tuple of hex cells 0..f "
+                              f"(or a preset: {presets})")
+        tuples.append(tuple(int(ch, 16) for ch in p))
+    return NetworkSpec(tuple(tuples), 8 if isomorphisms is None else isomorphisms)
+
+
+_SIZE_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+               "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40, "k": 2**10, "m": 2**20, "g": 2**30}
+
+
+def parse_size(text: str) -> int:
+    """``512MB`` (10**6), ``4GiB`` (2**30), ``2G`` (2**30) or plain bytes."""
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*", text)
+    if not m or m.group(2).lower() not in _SIZE_UNITS:
+        raise TD2048Error(f"bad size {text!r} (examples: 512MB, 4GiB, 2000000000)")
+    size = int(float(m.group(1)) * _SIZE_UNITS[m.group(2).lower()])
+    if size <= 0:
+        raise TD2048Error(f"bad size {text!r}: must be positive")
+    return size
+
+
+def format_bytes(n: int) -> str:
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n} B"
+
+
+def build_index_plan(spec: NetworkSpec) -> np.ndarray:
+    """``uint64[tuples, 2 + 3*8]``: per tuple its table offset, run count and (shift, mask, place) runs."""
+    plan = np.zeros((len(spec.tuples), _PLAN_WIDTH), np.uint64)
+    offset = 0
+    for t, cells in enumerate(spec.tuples):
+        runs = []  # (first cell, first position, length)
+        for i, c in enumerate(cells):
+            if runs and c == runs[-1][0] + runs[-1][2] and i == runs[-1][1] + runs[-1][2]:
+                runs[-1] = (runs[-1][0], runs[-1][1], runs[-1][2] + 1)
+            else:
+                runs.append((c, i, 1))
+        plan[t, 0] = offset
+        plan[t, 1] = len(runs)
+        for r, (c, i, n) in enumerate(runs):
+            base = _PLAN_HEAD + 3 * r
+            plan[t, base] = 4 * c
+            plan[t, base + 1] = (1 << (4 * n)) - 1
+            plan[t, base + 2] = 4 * i
+        offset += CELL_VALUES ** len(cells)
+    return plan
+
+
+# ---------------------------------------------------------------- kernels
+
+@njit(inline="always")
+def _index(plan, t, x):
+    idx = U64(0)
+    for r in range(np.int64(plan[t, 1])):
+        base = _PLAN_HEAD + 3 * r
+        idx |= ((x >> plan[t, base]) & plan[t, base + 1]) << plan[t, base + 2]
+    return plan[t, 0] + idx
+
+
+@njit(inline="always")
+def _tuples_value(weights, plan, x):
+    v = 0.0
+    for t in range(plan.shape[0]):
+        v += weights[_index(plan, t, x)]
+    return v
+
+
+@njit(inline="always")
+def _tuples_add(weights, plan, x, u):
+    v = 0.0
+    for t in range(plan.shape[0]):
+        i = _index(plan, t, x)
+        weights[i] += u
+        v += weights[i]
+    return v
+
+
+@njit
+def value(weights, plan, n_iso, b):
+    """V(b): the sum of every tuple's entry on each of the first ``n_iso`` symmetric boards."""
+    v = _tuples_value(weights, plan, b)
+    if n_iso == 1:
+        return v
+    m = mirror(b)
+    f = flip(b)
+    mf = mirror(f)
+    v += _tuples_value(weights, plan, transpose(f))
+    v += _tuples_value(weights, plan, mf)
+    v += _tuples_value(weights, plan, transpose(m))
+    if n_iso == 4:
+        return v
+    v += _tuples_value(weights, plan, m)
+    v += _tuples_value(weights, plan, f)
+    v += _tuples_value(weights, plan, transpose(b))
+    v += _tuples_value(weights, plan, transpose(mf))
+    return v
+
+
+@njit
+def add_to_features(weights, plan, n_iso, b, u):
+    """Add ``u`` to every feature weight of ``b``; return V(b) as read after each add (the demo's rule)."""
+    u32 = np.float32(u)
+    v = _tuples_add(weights, plan, b, u32)
+    if n_iso == 1:
+        return v
+    m = mirror(b)
+    f = flip(b)
+    mf = mirror(f)
+    v += _tuples_add(weights, plan, transpose(f), u32)
+    v += _tuples_add(weights, plan, mf, u32)
+    v += _tuples_add(weights, plan, transpose(m), u32)
+    if n_iso == 4:
+        return v
+    v += _tuples_add(weights, plan, m, u32)
+    v += _tuples_add(weights, plan, f, u32)
+    v += _tuples_add(weights, plan, transpose(b), u32)
+    v += _tuples_add(weights, plan, transpose(mf), u32)
+    return v
+
+
+@njit
+def td_update(weights, plan, n_iso, b, target, alpha_split):
+    """Move V(b) toward ``target``: each feature weight gets ``alpha_split * (target - V(b))``."""
+    error = target - value(weights, plan, n_iso, b)
+    return add_to_features(weights, plan, n_iso, b, alpha_split * error)
+
+
+@njit
+def _feature_indices(plan, n_iso, b, out):
+    syms = (b, transpose(flip(b)), mirror(flip(b)), transpose(mirror(b)),
+            mirror(b), flip(b), transpose(b), transpose(mirror(flip(b))))
+    k = 0
+    for s in range(n_iso):
+        for t in range(plan.shape[0]):
+            out[k] = _index(plan, t, syms[s])
+            k += 1
+
+
+# ---------------------------------------------------------------- Python side
+
+class Network:
+    """A network spec with its weights (one flat float32 array, tables one after another)."""
+
+    def __init__(self, spec: NetworkSpec, weights: np.ndarray | None = None,
+                 memory_limit: int = DEFAULT_MEMORY_LIMIT):
+        spec.check_memory(memory_limit)
+        self.spec = spec
+        self.plan = build_index_plan(spec)
+        if weights is None:
+            try:
+                weights = np.zeros(spec.n_weights, np.float32)
+            except MemoryError:
+                raise TD2048Error(f"not enough memory for {format_bytes(spec.nbytes)} of weights") from None
+        elif weights.dtype != np.float32 or weights.shape != (spec.n_weights,):
+            raise TD2048Error(f"weights do not fit network {spec.name}: expected {spec.n_weights} float32, "
+                              f"got {weights.shape[0] if weights.ndim == 1 else weights.shape} {weights.dtype}")
+        self.weights = weights
+
+    @property
+    def alpha_split(self):
+        return 1.0 / self.spec.n_features
+
+    def tables(self) -> list[np.ndarray]:
+        """Views of the weight tables, one per tuple (index as in the module docstring)."""
+        out, offset = [], 0
+        for size in self.spec.table_sizes:
+            out.append(self.weights[offset:offset + size])
+            offset += size
+        return out
+
+    def value(self, board: int) -> float:
+        return float(value(self.weights, self.plan, self.spec.isomorphisms, U64(board)))
+
+    def feature_indices(self, board: int) -> np.ndarray:
+        """Flat weight indices read for ``board``: isomorphism-major, then tuple."""
+        out = np.zeros(self.spec.n_features, np.uint64)
+        _feature_indices(self.plan, self.spec.isomorphisms, U64(board), out)
+        return out
+
+    def td_update(self, board: int, target: float, alpha: float) -> float:
+        """One TD step with the learning rate split over all features; returns the new V(board)."""
+        return float(td_update(self.weights, self.plan, self.spec.isomorphisms, U64(board), float(target),
+                               alpha / self.spec.n_features))

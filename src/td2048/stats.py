@@ -1,0 +1,83 @@
+"""Per-block statistics and the familiar table the course demo prints.
+
+::
+
+    1000    avg = 2003.4    max = 7522          <- episodes so far, mean and max score of the block
+            128     100%    (3.2%)              <- tile, share of games that reached it,
+            256     96.8%   (31.1%)                (share that ended with it as the largest tile)
+            512     65.7%   (48.6%)
+            1024    17.1%   (16.5%)
+            2048    0.6%    (0.6%)
+
+Rows start at the smallest tile that ended a game. Percentages print with up to 6
+significant digits, as C++ streams do (``99.3007%``). A blank line follows each block.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+def tile_value(code: int) -> int:
+    """2048 tile value of a cell code."""
+    return 1 << int(code) if code else 0
+
+
+def percent(share: float) -> str:
+    return f"{share * 100:.6g}%"
+
+
+@dataclass
+class BlockStats:
+    episodes: int  # episodes trained (or played) so far, counting this block
+    games: int  # games in this block
+    avg: float
+    max: int
+    reach: dict[str, float]  # tile value -> share of the block's games that reached it
+    end: dict[str, float]  # tile value -> share that ended with it as the largest tile
+    moves: int  # moves (slides) played in this block
+    seconds: float
+    extra: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_block(cls, episodes: int, scores: np.ndarray, max_codes: np.ndarray, moves: np.ndarray,
+                   seconds: float, **extra) -> BlockStats:
+        games = len(scores)
+        counts = np.bincount(max_codes, minlength=32)
+        present = np.nonzero(counts)[0]
+        reach, end = {}, {}
+        if len(present):
+            reached = games
+            for code in range(int(present[0]), int(present[-1]) + 1):
+                reach[str(tile_value(code))] = reached / games
+                end[str(tile_value(code))] = counts[code] / games
+                reached -= counts[code]
+        return cls(episodes=episodes, games=games, avg=float(scores.mean()) if games else 0.0,
+                   max=int(scores.max()) if games else 0, reach=reach, end=end, moves=int(moves.sum()),
+                   seconds=float(seconds), extra=extra)
+
+    @property
+    def moves_per_s(self) -> float:
+        return self.moves / self.seconds if self.seconds > 0 else float("inf")
+
+    def reach_rate(self, tile: int) -> float:
+        """Share of games that reached ``tile`` (0 if none did)."""
+        if str(tile) in self.reach:
+            return self.reach[str(tile)]
+        smallest = min((int(t) for t in self.reach), default=None)
+        return 1.0 if smallest is not None and tile < smallest else 0.0
+
+    def table(self) -> str:
+        """The demo's block: header line, one row per tile, then a blank line."""
+        lines = [f"{self.episodes}\tavg = {self.avg:.6g}\tmax = {self.max}"]
+        for tile, share in self.reach.items():
+            if self.end[tile] > 0 or share > 0:
+                lines.append(f"\t{tile}\t{percent(share)}\t({percent(self.end[tile])})")
+        return "\n".join(lines) + "\n"
+
+    def to_json(self) -> dict:
+        return {"episodes": self.episodes, "games": self.games, "avg": self.avg, "max": self.max,
+                "reach": self.reach, "end": self.end, "moves": self.moves,
+                "seconds": round(self.seconds, 6), "moves_per_s": round(self.moves_per_s, 1), **self.extra}
