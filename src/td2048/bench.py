@@ -7,11 +7,11 @@ import time
 import numpy as np
 
 from td2048.config import DEFAULT_MEMORY_LIMIT
-from td2048.learn import BACKWARD, FORWARD, PLAY, Player
+from td2048.learn import Player
 from td2048.network import Network, parse_network
 
 
-def _timed_blocks(player: Player, seconds: float, mode: int, alpha: float, block: int) -> tuple[int, float]:
+def _timed_blocks(player: Player, seconds: float, mode: str, alpha: float, block: int) -> tuple[int, float]:
     moves, elapsed = 0, 0.0
     while elapsed < seconds:
         result = player.run(block, mode, alpha)
@@ -28,21 +28,20 @@ def benchmark(network: str = "4x6", seconds: float = 5.0, isomorphisms: int | No
     from Numba's cache; it is not counted in the speeds.
     """
     spec = parse_network(network, isomorphisms)
+
+    start = time.perf_counter()
+    warm = Player(Network(spec, memory_limit=memory_limit), seed=seed)  # compiles, or loads the cache
+    warm.run(1, update, 0.1)
+    warm.run(1, "play")
+    compile_s = time.perf_counter() - start
+    del warm
     start = time.perf_counter()
     net = Network(spec, memory_limit=memory_limit)
     alloc_s = time.perf_counter() - start
 
-    warm = Player(Network(parse_network("2x4")), seed=seed)
-    start = time.perf_counter()
-    warm.run(1, BACKWARD, 0.1)
-    warm.run(1, FORWARD, 0.1)
-    warm.run(1, PLAY)
-    compile_s = time.perf_counter() - start
-
     player = Player(net, seed=seed)
-    mode = FORWARD if update == "forward" else BACKWARD
-    train_moves, train_s = _timed_blocks(player, seconds, mode, 0.1, block)
-    test_moves, test_s = _timed_blocks(player, seconds, PLAY, 0.0, block)
+    train_moves, train_s = _timed_blocks(player, seconds, update, 0.1, block)
+    test_moves, test_s = _timed_blocks(player, seconds, "play", 0.0, block)
     return {
         "network": spec.name,
         "isomorphisms": spec.isomorphisms,

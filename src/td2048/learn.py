@@ -1,19 +1,14 @@
-"""TD(0) learning of afterstate values, and the Python loop that runs it block by block.
+"""TD(0) learning of afterstate values: the Python loop that runs it block by block.
 
-The agent plays greedily: from s_t it takes the legal move with the largest r + V(s'), and
-learns V on afterstates (the boards right after a slide)::
+The compiled side (greedy play, the TD update, whole blocks of episodes) is in
+:mod:`td2048.kernels.episode`; this module validates settings, allocates, and calls one
+kernel per block of episodes.
 
-    s_t --(a_t, r_t)--> s'_t --(new tile)--> s_t+1 --(a_t+1, r_t+1)--> s'_t+1 ...
-
-    V(s'_t) <- V(s'_t) + alpha_split * (r_t+1 + V(s'_t+1) - V(s'_t))      (target 0 at the end)
-
-``backward`` (the default, as in the course demo) plays the whole episode first and then
-updates from the last afterstate to the first, so each target already holds the updated
+``backward`` updating (the default, as in the course demo) plays the whole episode first and
+then updates from the last afterstate to the first, so each target already holds the updated
 value of its successor; ``forward`` updates each afterstate online as soon as the next move
-is chosen. ``alpha_split`` is alpha / (tuples x isomorphisms): every feature weight moves by
-that much of the TD error, the demo's convention.
-
-A block of episodes is one compiled call; Python only sees its per-episode scores.
+is chosen. Either way every feature weight moves by alpha / (tuples x isomorphisms) of the
+TD error.
 """
 
 from __future__ import annotations
@@ -25,90 +20,20 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from td2048.config import DEFAULT_ALPHA, DEFAULT_BLOCK, DEFAULT_EPISODES, DEFAULT_MEMORY_LIMIT, \
-    DEFAULT_NETWORK, njit
+from td2048.config import DEFAULT_ALPHA, DEFAULT_BLOCK, DEFAULT_EPISODES, DEFAULT_MEMORY_LIMIT, DEFAULT_NETWORK
 from td2048.errors import TD2048Error
-from td2048.games.bitboard import U64, max_code
-from td2048.games.game2048 import move, new_game, row_table, spawn_tile
-from td2048.network import Network, parse_network, td_update, value
+from td2048.games.game2048 import row_table
+from td2048.network import Network, parse_network
 from td2048.rng import make_rng_state
 from td2048.stats import BlockStats
 
-PLAY, BACKWARD, FORWARD = 0, 1, 2
-UPDATE_MODES = {"backward": BACKWARD, "forward": FORWARD}
+UPDATE_MODES = ("backward", "forward")
+MODES = ("play",) + UPDATE_MODES
 
 # 2048 with 4-bit cells: every move spawns a tile worth >= 2 and the tiles sum to at most
 # 16 * 32768, so no episode is longer than this many moves.
 MAX_EPISODE_MOVES = 16 * 32768 // 2 + 16
 
-
-# ---------------------------------------------------------------- kernels
-
-@njit
-def best_move(table, weights, plan, n_iso, board):
-    """The legal move with the largest r + V(afterstate): (direction or -1, afterstate, r, V)."""
-    best_dir = -1
-    best_total = -np.inf
-    best_after = board
-    best_reward = 0
-    best_value = 0.0
-    for d in range(4):
-        after, reward = move(table, board, d)
-        if after == board:
-            continue
-        v = value(weights, plan, n_iso, after)
-        if reward + v > best_total:
-            best_total = reward + v
-            best_dir = d
-            best_after = after
-            best_reward = reward
-            best_value = v
-    return best_dir, best_after, best_reward, best_value
-
-
-@njit
-def play_episode(table, weights, plan, n_iso, rng, mode, alpha_split, path_after, path_reward):
-    """One whole episode; learns when ``mode`` is BACKWARD or FORWARD. Returns (score, moves, final board)."""
-    board = new_game(rng)
-    score = 0
-    steps = 0
-    previous = U64(0)
-    while True:
-        d, after, reward, after_value = best_move(table, weights, plan, n_iso, board)
-        if d < 0:
-            break
-        if mode == FORWARD and steps > 0:
-            td_update(weights, plan, n_iso, previous, reward + after_value, alpha_split)
-        elif mode == BACKWARD:
-            path_after[steps] = after
-            path_reward[steps] = reward
-        previous = after
-        score += reward
-        steps += 1
-        board = spawn_tile(after, rng)
-    if mode == FORWARD and steps > 0:
-        td_update(weights, plan, n_iso, previous, 0.0, alpha_split)
-    elif mode == BACKWARD:
-        target = 0.0
-        for t in range(steps - 1, -1, -1):
-            updated = td_update(weights, plan, n_iso, path_after[t], target, alpha_split)
-            target = path_reward[t] + updated
-    return score, steps, board
-
-
-@njit
-def run_block(table, weights, plan, n_iso, rng, mode, alpha_split, path_after, path_reward,
-              out_score, out_max_code, out_moves):
-    """``len(out_score)`` episodes in one compiled call; per-episode results go to the out arrays."""
-    for e in range(out_score.shape[0]):
-        score, steps, final = play_episode(table, weights, plan, n_iso, rng, mode, alpha_split,
-                                           path_after, path_reward)
-        out_score[e] = score
-        out_moves[e] = steps
-        out_max_code[e] = max_code(final)
-
-
-# ---------------------------------------------------------------- Python side
 
 @dataclass
 class EpisodeBlock:
@@ -130,14 +55,17 @@ class Player:
         self._path_after = np.zeros(MAX_EPISODE_MOVES, np.uint64)
         self._path_reward = np.zeros(MAX_EPISODE_MOVES, np.int64)
 
-    def run(self, episodes: int, mode: int = PLAY, alpha: float = 0.0) -> EpisodeBlock:
+    def run(self, episodes: int, mode: str = "play", alpha: float = 0.0) -> EpisodeBlock:
+        """Play ``episodes`` episodes in one compiled call; ``mode`` is play, backward or forward."""
+        kernels = self.network.kernels
+        mode_code = {"play": kernels.PLAY, "backward": kernels.BACKWARD, "forward": kernels.FORWARD}[mode]
         scores = np.zeros(episodes, np.int64)
         max_codes = np.zeros(episodes, np.int64)
         moves = np.zeros(episodes, np.int64)
-        net = self.network
         start = time.perf_counter()
-        run_block(self._table, net.weights, net.plan, net.spec.isomorphisms, self.rng_state, mode,
-                  alpha / net.spec.n_features, self._path_after, self._path_reward, scores, max_codes, moves)
+        kernels.run_block(self._table, self.network.weights, self.rng_state, mode_code,
+                          alpha / self.network.spec.n_features, self._path_after, self._path_reward,
+                          scores, max_codes, moves)
         return EpisodeBlock(scores, max_codes, moves, time.perf_counter() - start)
 
 
@@ -197,11 +125,10 @@ def train_blocks(settings: TrainSettings, network: Network | None = None) -> Ite
         spec = parse_network(settings.network, settings.isomorphisms)
         network = Network(spec, memory_limit=settings.memory_limit)
     player = Player(network, settings.seed)
-    mode = UPDATE_MODES[settings.update]
     done = 0
     while done < settings.episodes:
         n = min(settings.block, settings.episodes - done)
-        block = player.run(n, mode, settings.alpha)
+        block = player.run(n, settings.update, settings.alpha)
         done += n
         yield TrainedBlock(network, BlockStats.from_block(done, block.scores, block.max_codes, block.moves,
                                                           block.seconds, alpha=settings.alpha))

@@ -13,8 +13,9 @@ boards (4 rotations x mirror), so every rotation or reflection of a board has th
 
 Rather than 8 lists of transformed cells per tuple, the kernels build the 8 symmetric boards
 once per evaluation with bit operations and read every tuple from each with shifts and masks.
-A tuple's cells are compiled into *runs* of consecutive cells (``012456`` is the two runs
-``012`` and ``456``), each one shift, one mask and one shift back into place.
+A tuple's cells become *runs* of consecutive cells (``012456`` is the two runs ``012`` and
+``456``), each one shift and one mask; :mod:`td2048.kernels` writes them out as constant code
+for each network.
 """
 
 from __future__ import annotations
@@ -24,9 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from td2048.config import DEFAULT_MEMORY_LIMIT, njit
+from td2048.config import DEFAULT_MEMORY_LIMIT
 from td2048.errors import TD2048Error
-from td2048.games.bitboard import U64, flip, mirror, transpose
+from td2048.games.bitboard import U64
 
 MAX_TUPLE_CELLS = 8
 CELL_VALUES = 16  # 4-bit cells: 16 codes
@@ -45,11 +46,6 @@ PRESETS: dict[str, tuple[tuple[str, ...], int]] = {
     "7x6": (("012456", "456789", "012345", "234569", "01259a", "345678", "134567"), 8),
     "8x6": (("012456", "456789", "012345", "234569", "01259a", "345678", "134567", "01489a"), 8),
 }
-
-# columns of an index plan row: table offset, number of runs, then (shift, mask, place) per run
-_PLAN_HEAD = 2
-_PLAN_WIDTH = _PLAN_HEAD + 3 * MAX_TUPLE_CELLS
-
 
 @dataclass(frozen=True)
 class NetworkSpec:
@@ -74,6 +70,15 @@ class NetworkSpec:
     @property
     def table_sizes(self) -> list[int]:
         return [CELL_VALUES ** len(t) for t in self.tuples]
+
+    @property
+    def table_offsets(self) -> list[int]:
+        """Where each tuple's table starts in the flat weight array."""
+        offsets, offset = [], 0
+        for size in self.table_sizes:
+            offsets.append(offset)
+            offset += size
+        return offsets
 
     @property
     def n_weights(self) -> int:
@@ -165,128 +170,31 @@ def format_bytes(n: int) -> str:
     return f"{n} B"
 
 
-def build_index_plan(spec: NetworkSpec) -> np.ndarray:
-    """``uint64[tuples, 2 + 3*8]``: per tuple its table offset, run count and (shift, mask, place) runs."""
-    plan = np.zeros((len(spec.tuples), _PLAN_WIDTH), np.uint64)
-    offset = 0
-    for t, cells in enumerate(spec.tuples):
-        runs = []  # (first cell, first position, length)
-        for i, c in enumerate(cells):
-            if runs and c == runs[-1][0] + runs[-1][2] and i == runs[-1][1] + runs[-1][2]:
-                runs[-1] = (runs[-1][0], runs[-1][1], runs[-1][2] + 1)
-            else:
-                runs.append((c, i, 1))
-        plan[t, 0] = offset
-        plan[t, 1] = len(runs)
-        for r, (c, i, n) in enumerate(runs):
-            base = _PLAN_HEAD + 3 * r
-            plan[t, base] = 4 * c
-            plan[t, base + 1] = (1 << (4 * n)) - 1
-            plan[t, base + 2] = 4 * i
-        offset += CELL_VALUES ** len(cells)
-    return plan
+def tuple_runs(cells) -> list[tuple[int, int, int]]:
+    """A tuple's runs of consecutive cells as (bit shift in the board, mask, bit place in the index).
 
+    ``012456`` gives ``[(0, 0xfff, 0), (16, 0xfff, 12)]``: cells 0-2 read from bit 0 to index
+    bits 0-11, cells 4-6 read from bit 16 to index bits 12-23.
+    """
+    runs = []  # (first cell, first position, length)
+    for i, c in enumerate(cells):
+        if runs and c == runs[-1][0] + runs[-1][2] and i == runs[-1][1] + runs[-1][2]:
+            runs[-1] = (runs[-1][0], runs[-1][1], runs[-1][2] + 1)
+        else:
+            runs.append((c, i, 1))
+    return [(4 * c, (1 << (4 * n)) - 1, 4 * i) for c, i, n in runs]
 
-# ---------------------------------------------------------------- kernels
-
-@njit(inline="always")
-def _index(plan, t, x):
-    idx = U64(0)
-    for r in range(np.int64(plan[t, 1])):
-        base = _PLAN_HEAD + 3 * r
-        idx |= ((x >> plan[t, base]) & plan[t, base + 1]) << plan[t, base + 2]
-    return plan[t, 0] + idx
-
-
-@njit(inline="always")
-def _tuples_value(weights, plan, x):
-    v = 0.0
-    for t in range(plan.shape[0]):
-        v += weights[_index(plan, t, x)]
-    return v
-
-
-@njit(inline="always")
-def _tuples_add(weights, plan, x, u):
-    v = 0.0
-    for t in range(plan.shape[0]):
-        i = _index(plan, t, x)
-        weights[i] += u
-        v += weights[i]
-    return v
-
-
-@njit
-def value(weights, plan, n_iso, b):
-    """V(b): the sum of every tuple's entry on each of the first ``n_iso`` symmetric boards."""
-    v = _tuples_value(weights, plan, b)
-    if n_iso == 1:
-        return v
-    m = mirror(b)
-    f = flip(b)
-    mf = mirror(f)
-    v += _tuples_value(weights, plan, transpose(f))
-    v += _tuples_value(weights, plan, mf)
-    v += _tuples_value(weights, plan, transpose(m))
-    if n_iso == 4:
-        return v
-    v += _tuples_value(weights, plan, m)
-    v += _tuples_value(weights, plan, f)
-    v += _tuples_value(weights, plan, transpose(b))
-    v += _tuples_value(weights, plan, transpose(mf))
-    return v
-
-
-@njit
-def add_to_features(weights, plan, n_iso, b, u):
-    """Add ``u`` to every feature weight of ``b``; return V(b) as read after each add (the demo's rule)."""
-    u32 = np.float32(u)
-    v = _tuples_add(weights, plan, b, u32)
-    if n_iso == 1:
-        return v
-    m = mirror(b)
-    f = flip(b)
-    mf = mirror(f)
-    v += _tuples_add(weights, plan, transpose(f), u32)
-    v += _tuples_add(weights, plan, mf, u32)
-    v += _tuples_add(weights, plan, transpose(m), u32)
-    if n_iso == 4:
-        return v
-    v += _tuples_add(weights, plan, m, u32)
-    v += _tuples_add(weights, plan, f, u32)
-    v += _tuples_add(weights, plan, transpose(b), u32)
-    v += _tuples_add(weights, plan, transpose(mf), u32)
-    return v
-
-
-@njit
-def td_update(weights, plan, n_iso, b, target, alpha_split):
-    """Move V(b) toward ``target``: each feature weight gets ``alpha_split * (target - V(b))``."""
-    error = target - value(weights, plan, n_iso, b)
-    return add_to_features(weights, plan, n_iso, b, alpha_split * error)
-
-
-@njit
-def _feature_indices(plan, n_iso, b, out):
-    syms = (b, transpose(flip(b)), mirror(flip(b)), transpose(mirror(b)),
-            mirror(b), flip(b), transpose(b), transpose(mirror(flip(b))))
-    k = 0
-    for s in range(n_iso):
-        for t in range(plan.shape[0]):
-            out[k] = _index(plan, t, syms[s])
-            k += 1
-
-
-# ---------------------------------------------------------------- Python side
 
 class Network:
-    """A network spec with its weights (one flat float32 array, tables one after another)."""
+    """A network spec with its weights (one flat float32 array, tables one after another)
+    and its compiled kernels (:func:`td2048.kernels.kernels_for`)."""
 
     def __init__(self, spec: NetworkSpec, weights: np.ndarray | None = None,
                  memory_limit: int = DEFAULT_MEMORY_LIMIT):
+        from td2048.kernels import kernels_for
+
         spec.check_memory(memory_limit)
         self.spec = spec
-        self.plan = build_index_plan(spec)
         if weights is None:
             try:
                 weights = np.zeros(spec.n_weights, np.float32)
@@ -294,31 +202,23 @@ class Network:
                 raise TD2048Error(f"not enough memory for {format_bytes(spec.nbytes)} of weights") from None
         elif weights.dtype != np.float32 or weights.shape != (spec.n_weights,):
             raise TD2048Error(f"weights do not fit network {spec.name}: expected {spec.n_weights} float32, "
-                              f"got {weights.shape[0] if weights.ndim == 1 else weights.shape} {weights.dtype}")
+                              f"got {weights.shape} {weights.dtype}")
         self.weights = weights
-
-    @property
-    def alpha_split(self):
-        return 1.0 / self.spec.n_features
+        self.kernels = kernels_for(spec)
 
     def tables(self) -> list[np.ndarray]:
         """Views of the weight tables, one per tuple (index as in the module docstring)."""
-        out, offset = [], 0
-        for size in self.spec.table_sizes:
-            out.append(self.weights[offset:offset + size])
-            offset += size
-        return out
+        return [self.weights[o:o + n] for o, n in zip(self.spec.table_offsets, self.spec.table_sizes, strict=True)]
 
     def value(self, board: int) -> float:
-        return float(value(self.weights, self.plan, self.spec.isomorphisms, U64(board)))
+        return float(self.kernels.value(self.weights, U64(board)))
 
     def feature_indices(self, board: int) -> np.ndarray:
         """Flat weight indices read for ``board``: isomorphism-major, then tuple."""
         out = np.zeros(self.spec.n_features, np.uint64)
-        _feature_indices(self.plan, self.spec.isomorphisms, U64(board), out)
+        self.kernels.feature_indices(U64(board), out)
         return out
 
     def td_update(self, board: int, target: float, alpha: float) -> float:
         """One TD step with the learning rate split over all features; returns the new V(board)."""
-        return float(td_update(self.weights, self.plan, self.spec.isomorphisms, U64(board), float(target),
-                               alpha / self.spec.n_features))
+        return float(self.kernels.td_update(self.weights, U64(board), float(target), alpha / self.spec.n_features))

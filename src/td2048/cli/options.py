@@ -16,7 +16,8 @@ def _typed(convert, what):
         try:
             return convert(text)
         except (TD2048Error, ValueError) as e:
-            raise argparse.ArgumentTypeError(str(e) if isinstance(e, TD2048Error) else f"bad {what} {text!r}")
+            message = str(e) if isinstance(e, TD2048Error) else f"bad {what} {text!r}"
+            raise argparse.ArgumentTypeError(message) from None
     parse.__name__ = what
     return parse
 

@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     if settings.seed is None:
         import numpy as np
         settings.seed = int(np.random.SeedSequence().entropy % (2**63))
-    started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     write_text_atomic(out / "settings.json", json.dumps(
         {**settings.to_dict(), "network_spec": spec.to_dict(), "game": "2048", "td2048": __version__,
          "started": started}, indent=2) + "\n")
@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
 
     weights_path = out / "weights.npz"
     save_weights(weights_path, network, episodes=episodes_done, alpha=settings.alpha, update=settings.update,
-                 seed=settings.seed, td2048=__version__, date=dt.datetime.now(dt.timezone.utc).isoformat())
+                 seed=settings.seed, td2048=__version__, date=dt.datetime.now(dt.UTC).isoformat())
     if stop.requested:
         say(f"# stopped after {episodes_done} episodes; weights saved to {weights_path}")
     else:

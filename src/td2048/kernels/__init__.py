@@ -1,0 +1,67 @@
+"""Compiled kernels, specialised per network.
+
+Reading a tuple's index with a loop over a table of runs is about 3x slower than straight-line
+shifts and masks (measured on 4x6: 1.1M vs 3.5M training moves/s), so each network gets its
+own kernels: :mod:`codegen` writes the network's value and update functions as plain code, the
+episode kernels of :mod:`episode` are appended unchanged, and the module is saved in a cache
+directory and imported. Numba's ``cache=True`` then keeps the compiled code next to it, so a
+network is compiled once per machine (a few seconds) and loads in a fraction of a second after.
+
+The cache directory is ``$TD2048_CACHE_DIR``, else ``$XDG_CACHE_HOME/td2048`` or
+``~/.cache/td2048``; a generated file's name holds a hash of its whole source, so a change to
+td2048 or to the network can never load stale code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+import tempfile
+from pathlib import Path
+from types import ModuleType
+
+from td2048.kernels.codegen import generate_source
+
+_loaded: dict[str, ModuleType] = {}
+
+
+def cache_dir() -> Path:
+    explicit = os.environ.get("TD2048_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "td2048"
+
+
+def _writable_dir() -> Path:
+    for candidate in (cache_dir(), Path(tempfile.gettempdir()) / f"td2048-{os.getuid()}"):
+        try:
+            candidate.mkdir(parents=True, exist_ok=True)
+            if os.access(candidate, os.W_OK):
+                return candidate
+        except OSError:
+            continue
+    raise OSError("no writable directory for td2048's compiled kernels (set TD2048_CACHE_DIR)")
+
+
+def kernels_for(spec) -> ModuleType:
+    """The compiled-kernel module of a network spec (generated and imported on first use)."""
+    source = generate_source(spec)
+    digest = hashlib.sha256(source.encode()).hexdigest()[:20]
+    if digest in _loaded:
+        return _loaded[digest]
+    name = f"td2048_kernels_{digest}"
+    path = _writable_dir() / f"{name}.py"
+    if not path.exists() or path.read_text() != source:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{name}.", suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            f.write(source)
+        os.replace(tmp, path)
+    module_spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[name] = module
+    module_spec.loader.exec_module(module)
+    _loaded[digest] = module
+    return module

@@ -1,0 +1,96 @@
+"""Episode kernels: greedy play, TD(0) updates on afterstates, blocks of episodes.
+
+This file is not imported as it is: :mod:`td2048.kernels.codegen` appends its text below the
+marker to each network's generated module, which defines ``value(w, b)`` and
+``add_to_features(w, b, u)`` for that network (see :mod:`td2048.kernels`). One source for
+every network; the names it uses come from that module.
+
+The agent plays greedily: from s_t it takes the legal move with the largest r + V(s'), and
+learns V on afterstates (the boards right after a slide)::
+
+    s_t --(a_t, r_t)--> s'_t --(new tile)--> s_t+1 --(a_t+1, r_t+1)--> s'_t+1 ...
+
+    V(s'_t) <- V(s'_t) + alpha_split * (r_t+1 + V(s'_t+1) - V(s'_t))      (target 0 at the end)
+
+``alpha_split`` is alpha / (tuples x isomorphisms), the course demo's convention.
+"""
+# ruff: noqa: F821  (value, add_to_features, np, njit, ... come from the generated module)
+
+# ---- episode kernels (shared by every network) ----
+PLAY = 0  # no learning
+BACKWARD = 1  # play the whole episode, then update from its last afterstate to its first
+FORWARD = 2  # update each afterstate online, as soon as the next move is chosen
+
+
+@njit
+def td_update(w, b, target, alpha_split):
+    """Move V(b) toward target: every feature weight gets alpha_split * (target - V(b)).
+
+    Returns V(b) after the update.
+    """
+    return add_to_features(w, b, alpha_split * (target - value(w, b)))
+
+
+@njit
+def best_move(table, w, board):
+    """The legal move with the largest r + V(afterstate): (direction or -1, afterstate, r, V)."""
+    best_dir = -1
+    best_total = -np.inf
+    best_after = board
+    best_reward = 0
+    best_value = 0.0
+    for d in range(4):
+        after, reward = move(table, board, d)
+        if after == board:
+            continue
+        v = value(w, after)
+        if reward + v > best_total:
+            best_total = reward + v
+            best_dir = d
+            best_after = after
+            best_reward = reward
+            best_value = v
+    return best_dir, best_after, best_reward, best_value
+
+
+@njit
+def play_episode(table, w, rng, mode, alpha_split, path_after, path_reward):
+    """One whole episode; learns when mode is BACKWARD or FORWARD. Returns (score, moves, final board).
+
+    ``path_after`` and ``path_reward`` hold the episode's afterstates and rewards (BACKWARD only).
+    """
+    board = new_game(rng)
+    score = 0
+    steps = 0
+    previous = U64(0)
+    while True:
+        d, after, reward, after_value = best_move(table, w, board)
+        if d < 0:
+            break
+        if mode == FORWARD and steps > 0:
+            td_update(w, previous, reward + after_value, alpha_split)
+        elif mode == BACKWARD:
+            path_after[steps] = after
+            path_reward[steps] = reward
+        previous = after
+        score += reward
+        steps += 1
+        board = spawn_tile(after, rng)
+    if mode == FORWARD and steps > 0:
+        td_update(w, previous, 0.0, alpha_split)
+    elif mode == BACKWARD:
+        # s'_t moves toward r_t+1 + V(s'_t+1), V already updated: the last one toward 0
+        target = 0.0
+        for t in range(steps - 1, -1, -1):
+            target = path_reward[t] + td_update(w, path_after[t], target, alpha_split)
+    return score, steps, board
+
+
+@njit
+def run_block(table, w, rng, mode, alpha_split, path_after, path_reward, out_score, out_max_code, out_moves):
+    """len(out_score) episodes in one compiled call; per-episode results go to the out arrays."""
+    for e in range(out_score.shape[0]):
+        score, steps, final = play_episode(table, w, rng, mode, alpha_split, path_after, path_reward)
+        out_score[e] = score
+        out_moves[e] = steps
+        out_max_code[e] = max_code(final)
