@@ -102,10 +102,15 @@ def symmetric_boards(board: int) -> list[int]:
     Order: identity, rot90 (clockwise), rot180, rot270, mirror, flip, transpose, anti-transpose.
     A network with ``isomorphisms=4`` uses the first four, ``isomorphisms=1`` the first.
     """
-    b = U64(board)
-    m, f = mirror(b), flip(b)
+    return [int(v) for v in _symmetric_boards(U64(board))]
+
+
+@njit
+def _symmetric_boards(b):
+    m = mirror(b)
+    f = flip(b)
     mf = mirror(f)
-    return [int(v) for v in (b, transpose(f), mf, transpose(m), m, f, transpose(b), transpose(mf))]
+    return (b, transpose(f), mf, transpose(m), m, f, transpose(b), transpose(mf))
 
 
 def board_from_grid(grid) -> int:

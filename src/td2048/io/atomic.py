@@ -19,6 +19,7 @@ def atomic_open(path: str | os.PathLike, mode: str = "wb"):
     except OSError as e:
         raise TD2048Error(f"cannot write {path}: {e.strerror}") from None
     try:
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a saved file gets the usual permissions
         with os.fdopen(fd, mode) as f:
             yield f
             f.flush()
@@ -30,6 +31,12 @@ def atomic_open(path: str | os.PathLike, mode: str = "wb"):
         if isinstance(e, OSError):
             raise TD2048Error(f"cannot write {path}: {e.strerror or e}") from None
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:

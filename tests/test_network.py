@@ -1,0 +1,133 @@
+"""Tuple specs, validation, index encoding, isomorphic values and the TD update."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from naive import all_symmetries, from_grid, network_value, to_grid, tuple_index
+
+from td2048.errors import TD2048Error
+from td2048.games.bitboard import symmetric_boards
+from td2048.network import PRESETS, Network, NetworkSpec, parse_network, parse_size, tuple_runs
+
+boards = st.integers(min_value=0, max_value=2**64 - 1)
+SMALL = "0123,4567,012,0145,37b,c8"  # small tables, unusual shapes (runs, gaps, descending)
+
+
+def random_network(text, iso=None, seed=0):
+    net = Network(parse_network(text, iso))
+    net.weights[:] = np.random.default_rng(seed).standard_normal(net.weights.size).astype(np.float32)
+    return net
+
+
+def test_presets():
+    spec = parse_network("4x6")
+    assert spec.tuples == ((0, 1, 2, 3, 4, 5), (4, 5, 6, 7, 8, 9), (0, 1, 2, 4, 5, 6), (4, 5, 6, 8, 9, 10))
+    assert spec.isomorphisms == 8 and spec.n_features == 32 and spec.nbytes == 4 * 4 * 16**6
+    eight = parse_network("8x4")
+    assert eight.isomorphisms == 1 and eight.n_features == 8
+    assert eight.tuples[4] == (0, 4, 8, 12)
+    assert parse_network("8x6").tuples[-1] == (0, 1, 4, 8, 9, 10)
+    assert parse_network("7x6").tuples[:6] == parse_network("6x6").tuples
+    assert parse_network("4x6", 4).isomorphisms == 4
+    assert set(PRESETS) == {"8x4", "2x4", "4x5", "4x6", "5x6", "6x6", "7x6", "8x6"}
+
+
+def test_custom_network_from_hex():
+    spec = parse_network("012345,45689A")
+    assert spec.tuples == ((0, 1, 2, 3, 4, 5), (4, 5, 6, 8, 9, 10)) and spec.isomorphisms == 8
+
+
+@pytest.mark.parametrize("text, message", [
+    ("01g3", "not a tuple of hex cells"),
+    ("0123,", "empty tuple"),
+    ("", "empty tuple"),
+    ("0113", "repeats a cell"),
+    ("012345678", "at most 8"),
+    ("7x7", "not a tuple of hex cells"),
+])
+def test_bad_networks(text, message):
+    with pytest.raises(TD2048Error, match=message):
+        parse_network(text)
+
+
+def test_cells_outside_the_board():
+    with pytest.raises(TD2048Error, match="outside 0..f"):
+        NetworkSpec(((0, 16),))
+
+
+def test_memory_limit():
+    spec = parse_network("8x6")  # 8 x 16^6 x 4 bytes = 512 MiB
+    spec.check_memory(parse_size("2GiB"))
+    with pytest.raises(TD2048Error, match="over the memory limit"):
+        spec.check_memory(parse_size("512MB"))
+    with pytest.raises(TD2048Error, match="over the memory limit"):
+        Network(parse_network("01234567"), memory_limit=parse_size("1GiB"))  # 16^8 * 4 B = 16 GiB
+    assert parse_size("4GiB") == 4 * 2**30 and parse_size("512MB") == 512 * 10**6 and parse_size("100") == 100
+    for bad in ("12XB", "-1GB", "0", "lots"):
+        with pytest.raises(TD2048Error):
+            parse_size(bad)
+
+
+def test_runs():
+    assert tuple_runs((0, 1, 2, 4, 5, 6)) == [(0, 0xFFF, 0), (16, 0xFFF, 12)]
+    assert tuple_runs((3, 2)) == [(12, 0xF, 0), (8, 0xF, 4)]
+
+
+def test_index_encoding_hand_worked():
+    # codes 1..6 in cells 0..5, 7 in cell 6
+    grid = [[1, 2, 3, 4], [5, 6, 7, 0], [0] * 4, [0] * 4]
+    board = from_grid(grid)
+    net = Network(NetworkSpec(((0, 1, 2, 3, 4, 5), (0, 1, 2, 4, 5, 6), (6, 1)), isomorphisms=1))
+    idx = net.feature_indices(board)
+    assert idx[0] == 0x654321
+    assert idx[1] == 16**6 + 0x765321
+    assert idx[2] == 2 * 16**6 + 0x27  # cell 6 (code 7) first, then cell 1 (code 2)
+
+
+@settings(max_examples=200, deadline=None)
+@given(boards)
+def test_indices_match_reference(board):
+    spec = parse_network(SMALL)
+    net = Network(spec)
+    syms = [to_grid(s) for s in symmetric_boards(board)]
+    expected = [off + tuple_index(g, cells) for g in syms for cells, off in zip(spec.tuples, spec.table_offsets)]
+    assert net.feature_indices(board).tolist() == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(boards)
+def test_value_equal_on_all_symmetric_boards(board):
+    net = random_network(SMALL)
+    values = [net.value(s) for s in symmetric_boards(board)]
+    assert max(values) - min(values) < 1e-9 * max(1.0, abs(values[0]))
+    ref = network_value(net.tables(), net.spec.tuples, to_grid(board), all_symmetries(to_grid(board)))
+    assert values[0] == pytest.approx(ref, rel=1e-9, abs=1e-9)
+
+
+@settings(max_examples=50, deadline=None)
+@given(boards)
+def test_four_isomorphisms_are_the_rotations(board):
+    net = random_network(SMALL, iso=4)
+    rotations = symmetric_boards(board)[:4]
+    values = [net.value(s) for s in rotations]
+    assert max(values) - min(values) < 1e-9 * max(1.0, abs(values[0]))
+    one = random_network(SMALL, iso=1)
+    assert one.value(board) == pytest.approx(sum(float(t[i]) for t, i in zip(one.tables(), (
+        tuple_index(to_grid(board), c) for c in one.spec.tuples))), rel=1e-9)
+
+
+def test_td_update_moves_each_feature_by_the_split_alpha():
+    net = random_network("4x6", seed=3)
+    board = from_grid([[1, 2, 3, 0], [4, 5, 0, 0], [6, 0, 0, 1], [0, 0, 2, 0]])  # no symmetry: 32 distinct features
+    indices = net.feature_indices(board)
+    assert len(set(indices.tolist())) == 32
+    before = net.weights[indices].copy()
+    v0 = net.value(board)
+    target, alpha = v0 + 100.0, 0.1
+    v1 = net.td_update(board, target, alpha)
+    step = np.float32(alpha / 32 * (target - v0))
+    np.testing.assert_array_equal(net.weights[indices], before + step)
+    assert v1 == pytest.approx(net.value(board), abs=1e-4)
+    assert v1 - v0 == pytest.approx(alpha * (target - v0), rel=1e-5)
+    assert np.count_nonzero(net.weights != random_network("4x6", seed=3).weights) == 32
