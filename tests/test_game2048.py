@@ -51,7 +51,7 @@ def test_two_32768_tiles_do_not_merge_or_corrupt():
         after, reward = py_move(row, direction)
         grid = to_grid(after)
         assert max(max(r) for r in grid) == 15
-        assert sorted(c for r in grid for c in r if c == 15) == [15] * (4 + (direction in (1, 3)))  # 14+14 makes a fifth sideways
+        assert sorted(c for r in grid for c in r if c == 15) == [15] * (4 + (direction in (1, 3)))  # 14+14: a 5th
     # left: 14+14 merges into the third 32768; the 15 pairs stay
     after, reward = py_move(row, 3)
     assert to_grid(after) == [[15, 15, 0, 0], [15, 0, 0, 0], [15, 15, 1, 0], [0] * 4]

@@ -1,0 +1,98 @@
+"""The td2048 command in real subprocesses: output, run directory, exit codes, one-line errors."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from td2048.io.weights import load_weights
+
+
+def td2048(*args, env=None, cwd=None):
+    return subprocess.run([sys.executable, "-m", "td2048.cli", *map(str, args)], capture_output=True, text=True,
+                          env=env, cwd=cwd, timeout=600)
+
+
+def assert_one_line_error(result, *fragments):
+    assert result.returncode == 2, result
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+def test_train_writes_tables_log_and_weights(tmp_path, cli_env):
+    out = tmp_path / "run"
+    r = td2048("train", "--network", "8x4", "--episodes", 300, "--block", 100, "--seed", 1, "--out", out, env=cli_env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("avg = ") == 3
+    assert "\n100\tavg = " in r.stdout and "\n300\tavg = " in r.stdout
+    log = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
+    assert [b["episodes"] for b in log] == [100, 200, 300]
+    for block in log:
+        assert {"episodes", "avg", "max", "reach", "moves", "seconds"} <= set(block)
+        assert all(isinstance(k, str) and 0 <= v <= 1 for k, v in block["reach"].items())
+    settings = json.loads((out / "settings.json").read_text())
+    assert settings["network"] == "8x4" and settings["seed"] == 1 and settings["alpha"] == 0.1
+    net, meta = load_weights(out / "weights.npz")
+    assert meta["episodes"] == 300 and net.spec.isomorphisms == 1 and net.weights.any()
+
+    again = td2048("train", "--network", "8x4", "--episodes", 300, "--block", 100, "--seed", 1,
+                   "--out", tmp_path / "again", "--quiet", env=cli_env)
+    assert again.returncode == 0 and again.stdout == ""
+    assert np.array_equal(load_weights(tmp_path / "again" / "weights.npz")[0].weights, net.weights)
+
+
+def test_train_refuses_to_overwrite_a_run(tmp_path, cli_env):
+    out = tmp_path / "run"
+    assert td2048("train", "--network", "8x4", "--episodes", 10, "--out", out, env=cli_env).returncode == 0
+    assert_one_line_error(td2048("train", "--network", "8x4", "--episodes", 10, "--out", out, env=cli_env),
+                          "already holds a run")
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--network", "01z3"], "not a tuple of hex cells"),
+    (["--network", "0113"], "repeats a cell"),
+    (["--network", "012345678"], "at most 8"),
+    (["--network", "0123,,4567"], "empty tuple"),
+    (["--network", "8x6", "--memory-limit", "512MB"], "over the memory limit"),
+    (["--network", "4x6", "--memory-limit", "lots"], "bad size"),
+    (["--alpha", "-1"], "positive"),
+    (["--episodes", "0"], "at least 1"),
+    (["--isomorphisms", "3"], "invalid choice"),
+    (["--update", "sideways"], "invalid choice"),
+    (["--frobnicate"], "unrecognized arguments"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, args, fragment, cli_env):
+    assert_one_line_error(td2048("train", "--episodes", 5, *args, "--out", tmp_path / "x", env=cli_env), fragment)
+
+
+def test_unwritable_out_dir(tmp_path, cli_env):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    assert_one_line_error(td2048("train", "--network", "8x4", "--out", blocker / "run", env=cli_env),
+                          "cannot write to directory")
+
+
+def test_no_command_and_unknown_command():
+    assert_one_line_error(td2048(), "required")
+    assert_one_line_error(td2048("fly"), "invalid choice")
+
+
+def test_help_explains_the_alpha_split():
+    r = td2048("train", "--help")
+    assert r.returncode == 0 and "tuples x isomorphisms" in r.stdout
+
+
+def test_bench_json(cli_env):
+    r = td2048("bench", "--network", "2x4", "--seconds", "0.3", "--json", env=cli_env)
+    assert r.returncode == 0, r.stderr
+    result = json.loads(r.stdout)
+    assert {"network", "train_moves_per_s", "test_moves_per_s", "compile_s"} <= set(result)
+    assert result["network"] == "2x4" and result["train_moves_per_s"] > 0 and result["test_moves_per_s"] > 0
+    text = td2048("bench", "--network", "2x4", "--seconds", "0.2", env=cli_env)
+    assert text.returncode == 0 and "moves/s" in text.stdout
+    assert_one_line_error(td2048("bench", "--seconds", "0"), "positive")
