@@ -7,6 +7,7 @@ import time
 import numpy as np
 
 from td2048.config import DEFAULT_MEMORY_LIMIT
+from td2048.io.weights import load_weights
 from td2048.learn import Player
 from td2048.network import Network, parse_network
 
@@ -21,13 +22,21 @@ def _timed_blocks(player: Player, seconds: float, mode: str, alpha: float, block
 
 
 def benchmark(network: str = "4x6", seconds: float = 5.0, isomorphisms: int | None = None, seed: int = 0,
-              update: str = "backward", block: int = 20, memory_limit: int = DEFAULT_MEMORY_LIMIT) -> dict:
-    """Train from zero weights for ``seconds``, then play (no updates) with those weights for ``seconds``.
+              update: str = "backward", block: int = 20, memory_limit: int = DEFAULT_MEMORY_LIMIT,
+              weights: str | None = None) -> dict:
+    """Train for ``seconds``, then play (no updates) with the weights so trained for ``seconds``.
 
+    Training starts from zero weights, or from a weight file (``weights``): a trained network
+    plays longer games over more of its tables, which is slower than the first seconds of a run.
     ``compile_s`` is the time of the first tiny call, which compiles the kernels or loads them
     from Numba's cache; it is not counted in the speeds.
     """
-    spec = parse_network(network, isomorphisms)
+    loaded = None
+    if weights is not None:
+        loaded, _ = load_weights(weights)
+        spec = loaded.spec
+    else:
+        spec = parse_network(network, isomorphisms)
 
     start = time.perf_counter()
     warm = Player(Network(spec, memory_limit=memory_limit), seed=seed)  # compiles, or loads the cache
@@ -36,7 +45,7 @@ def benchmark(network: str = "4x6", seconds: float = 5.0, isomorphisms: int | No
     compile_s = time.perf_counter() - start
     del warm
     start = time.perf_counter()
-    net = Network(spec, memory_limit=memory_limit)
+    net = loaded if loaded is not None else Network(spec, memory_limit=memory_limit)
     alloc_s = time.perf_counter() - start
 
     player = Player(net, seed=seed)
@@ -44,6 +53,7 @@ def benchmark(network: str = "4x6", seconds: float = 5.0, isomorphisms: int | No
     test_moves, test_s = _timed_blocks(player, seconds, "play", 0.0, block)
     return {
         "network": spec.name,
+        "weights": weights,
         "isomorphisms": spec.isomorphisms,
         "update": update,
         "threads": 1,

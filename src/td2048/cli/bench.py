@@ -22,17 +22,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--update", choices=("backward", "forward"), default="backward",
                    help="update mode while training (default backward)")
     p.add_argument("--seed", type=nonnegative_int_arg, default=0, help="random seed (default 0)")
+    p.add_argument("--weights", default=None, metavar="FILE",
+                   help="start from these trained weights (weights.npz of a run) instead of zeros")
     p.add_argument("--json", action="store_true", help="print one JSON line instead of text")
 
 
 def run(args: argparse.Namespace) -> int:
     result = benchmark(args.network, args.seconds, isomorphisms=args.isomorphisms, seed=args.seed,
-                       update=args.update, memory_limit=args.memory_limit)
+                       update=args.update, memory_limit=args.memory_limit,
+                       weights=args.weights)
     if args.json:
         print(json.dumps(result))
     else:
+        start = f"from {result['weights']}" if result["weights"] else "from zero weights"
         print(f"network {result['network']} ({result['isomorphisms']} isomorphisms), {result['update']} updates, "
-              f"1 thread")
+              f"1 thread, {start}")
         print(f"  train: {result['train_moves_per_s']:>12,.0f} moves/s  ({result['train_moves']:,} moves "
               f"in {result['train_s']:.2f} s)")
         print(f"  test:  {result['test_moves_per_s']:>12,.0f} moves/s  ({result['test_moves']:,} moves "
