@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from td2048.io.weights import load_weights
+from td2048.io.model import load_model
 
 
 def td2048(*args, env=None, cwd=None):
@@ -24,7 +24,7 @@ def assert_one_line_error(result, *fragments):
         assert fragment in lines[0], lines[0]
 
 
-def test_train_writes_tables_log_and_weights(tmp_path, cli_env):
+def test_train_writes_tables_log_and_model(tmp_path, cli_env):
     out = tmp_path / "run"
     r = td2048("train", "--network", "8x4", "--episodes", 300, "--block", 100, "--seed", 1, "--out", out, env=cli_env)
     assert r.returncode == 0, r.stderr
@@ -37,13 +37,14 @@ def test_train_writes_tables_log_and_weights(tmp_path, cli_env):
         assert all(isinstance(k, str) and 0 <= v <= 1 for k, v in block["reach"].items())
     settings = json.loads((out / "settings.json").read_text())
     assert settings["network"] == "8x4" and settings["seed"] == 1 and settings["alpha"] == 0.1
-    net, meta = load_weights(out / "weights.npz")
-    assert meta["episodes"] == 300 and net.spec.isomorphisms == 1 and net.weights.any()
+    net, header = load_model(out / "model.td2048")
+    assert header["training"]["episodes"] == 300 and net.spec.isomorphisms == 1 and net.weights.any()
+    assert (out / "progress.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
     again = td2048("train", "--network", "8x4", "--episodes", 300, "--block", 100, "--seed", 1,
                    "--out", tmp_path / "again", "--quiet", env=cli_env)
     assert again.returncode == 0 and again.stdout == ""
-    assert np.array_equal(load_weights(tmp_path / "again" / "weights.npz")[0].weights, net.weights)
+    assert np.array_equal(load_model(tmp_path / "again" / "model.td2048")[0].weights, net.weights)
 
 
 def test_train_refuses_to_overwrite_a_run(tmp_path, cli_env):
@@ -96,3 +97,10 @@ def test_bench_json(cli_env):
     text = td2048("bench", "--network", "2x4", "--seconds", "0.2", env=cli_env)
     assert text.returncode == 0 and "moves/s" in text.stdout
     assert_one_line_error(td2048("bench", "--seconds", "0"), "positive")
+
+
+def test_help_of_every_command():
+    for command in ("train", "eval", "plot", "convert", "bench"):
+        r = td2048(command, "--help")
+        assert r.returncode == 0 and "usage: td2048 " + command in r.stdout
+    assert "not reproducible" in td2048("train", "--help").stdout

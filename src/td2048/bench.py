@@ -1,4 +1,4 @@
-"""Moves per second of training and of testing (no updates), single thread, compiled code warmed."""
+"""Moves per second of training and of testing (no updates), compiled code warmed."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 import numpy as np
 
 from td2048.config import DEFAULT_MEMORY_LIMIT
-from td2048.io.weights import load_weights
+from td2048.io.model import load_model
 from td2048.learn import Player
 from td2048.network import Network, parse_network
 
@@ -23,7 +23,7 @@ def _timed_blocks(player: Player, seconds: float, mode: str, alpha: float, block
 
 def benchmark(network: str = "4x6", seconds: float = 5.0, isomorphisms: int | None = None, seed: int = 0,
               update: str = "backward", block: int = 20, memory_limit: int = DEFAULT_MEMORY_LIMIT,
-              weights: str | None = None) -> dict:
+              weights: str | None = None, threads: int = 1) -> dict:
     """Train for ``seconds``, then play (no updates) with the weights so trained for ``seconds``.
 
     Training starts from zero weights, or from a weight file (``weights``): a trained network
@@ -33,7 +33,7 @@ def benchmark(network: str = "4x6", seconds: float = 5.0, isomorphisms: int | No
     """
     loaded = None
     if weights is not None:
-        loaded, _ = load_weights(weights)
+        loaded, _ = load_model(weights)
         spec = loaded.spec
     else:
         spec = parse_network(network, isomorphisms)
@@ -48,7 +48,7 @@ def benchmark(network: str = "4x6", seconds: float = 5.0, isomorphisms: int | No
     net = loaded if loaded is not None else Network(spec, memory_limit=memory_limit)
     alloc_s = time.perf_counter() - start
 
-    player = Player(net, seed=seed)
+    player = Player(net, seed=seed, threads=threads)
     train_moves, train_s = _timed_blocks(player, seconds, update, 0.1, block)
     test_moves, test_s = _timed_blocks(player, seconds, "play", 0.0, block)
     return {
@@ -56,7 +56,7 @@ def benchmark(network: str = "4x6", seconds: float = 5.0, isomorphisms: int | No
         "weights": weights,
         "isomorphisms": spec.isomorphisms,
         "update": update,
-        "threads": 1,
+        "threads": threads,
         "train_moves_per_s": round(train_moves / train_s, 1),
         "test_moves_per_s": round(test_moves / test_s, 1),
         "train_moves": train_moves,

@@ -14,13 +14,21 @@ TD error.
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from td2048.config import DEFAULT_ALPHA, DEFAULT_BLOCK, DEFAULT_EPISODES, DEFAULT_MEMORY_LIMIT, DEFAULT_NETWORK
+from td2048.config import (
+    DEFAULT_ALPHA,
+    DEFAULT_BLOCK,
+    DEFAULT_EPISODES,
+    DEFAULT_MEMORY_LIMIT,
+    DEFAULT_NETWORK,
+    DEFAULT_SNAPSHOT_EVERY,
+)
 from td2048.errors import TD2048Error
 from td2048.games.game2048 import row_table
 from td2048.network import Network, parse_network
@@ -46,27 +54,73 @@ class EpisodeBlock:
 
 
 class Player:
-    """Runs blocks of episodes of a network, learning or not, with its own random state."""
+    """Runs blocks of episodes of a network, learning or not, with explicit random state.
 
-    def __init__(self, network: Network, seed: int | None = None, rng_state: np.ndarray | None = None):
+    With ``threads`` > 1 the episodes of a block are shared among threads that play at once
+    on the same weights, updating them without locks (the kernels release the GIL). Such runs
+    are fast but not reproducible; one thread is reproducible bit for bit.
+    """
+
+    def __init__(self, network: Network, seed: int | None = None, threads: int = 1,
+                 rng_states: np.ndarray | None = None):
+        if threads < 1:
+            raise TD2048Error(f"threads must be at least 1, not {threads}")
         self.network = network
-        self.rng_state = make_rng_state(seed) if rng_state is None else rng_state
+        self.threads = threads
+        if rng_states is None:
+            children = np.random.SeedSequence(seed).spawn(threads) if threads > 1 else [seed]
+            rng_states = np.stack([make_rng_state(child) for child in children])
+        self.rng_states = np.ascontiguousarray(rng_states, dtype=np.uint64).reshape(threads, 4)
         self._table = row_table()
-        self._path_after = np.zeros(MAX_EPISODE_MOVES, np.uint64)
-        self._path_reward = np.zeros(MAX_EPISODE_MOVES, np.int64)
+        self._paths_after = np.zeros((threads, MAX_EPISODE_MOVES), np.uint64)
+        self._paths_reward = np.zeros((threads, MAX_EPISODE_MOVES), np.int64)
+
+    @property
+    def rng_state(self) -> np.ndarray:
+        """The random state of the first (with one thread: the only) thread."""
+        return self.rng_states[0]
 
     def run(self, episodes: int, mode: str = "play", alpha: float = 0.0) -> EpisodeBlock:
-        """Play ``episodes`` episodes in one compiled call; ``mode`` is play, backward or forward."""
+        """Play ``episodes`` episodes; ``mode`` is play, backward or forward."""
         kernels = self.network.kernels
         mode_code = {"play": kernels.PLAY, "backward": kernels.BACKWARD, "forward": kernels.FORWARD}[mode]
+        alpha_split = alpha / self.network.spec.n_features
         scores = np.zeros(episodes, np.int64)
         max_codes = np.zeros(episodes, np.int64)
         moves = np.zeros(episodes, np.int64)
+
+        def play(thread, lo, hi):
+            kernels.run_block(self._table, self.network.weights, self.rng_states[thread], mode_code, alpha_split,
+                              self._paths_after[thread], self._paths_reward[thread],
+                              scores[lo:hi], max_codes[lo:hi], moves[lo:hi])
+
         start = time.perf_counter()
-        kernels.run_block(self._table, self.network.weights, self.rng_state, mode_code,
-                          alpha / self.network.spec.n_features, self._path_after, self._path_reward,
-                          scores, max_codes, moves)
+        if self.threads == 1:
+            play(0, 0, episodes)
+        else:
+            self._run_threads(episodes, play)
         return EpisodeBlock(scores, max_codes, moves, time.perf_counter() - start)
+
+    def _run_threads(self, episodes: int, play) -> None:
+        # threads take small batches from a shared counter, so long episodes do not leave a core idle
+        batch = max(1, episodes // (self.threads * 16))
+        lock = threading.Lock()
+        next_episode = [0]
+
+        def worker(thread):
+            while True:
+                with lock:
+                    lo = next_episode[0]
+                    next_episode[0] = min(episodes, lo + batch)
+                if lo >= episodes:
+                    return
+                play(thread, lo, min(episodes, lo + batch))
+
+        workers = [threading.Thread(target=worker, args=(t,), daemon=True) for t in range(self.threads)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
 
 
 @dataclass
@@ -75,19 +129,25 @@ class TrainSettings:
 
     network: str = DEFAULT_NETWORK  # preset name or hex tuples, e.g. "012345,456789"
     isomorphisms: int | None = None  # 1, 4 or 8; None: the preset's default (8 for custom tuples)
-    episodes: int = DEFAULT_EPISODES  # episodes to train
+    episodes: int = DEFAULT_EPISODES  # episodes to train in all (a resumed run counts those done)
     alpha: float = DEFAULT_ALPHA  # learning rate, split over tuples x isomorphisms
     update: str = "backward"  # "backward": after each episode, last move first; "forward": online
     seed: int | None = None  # None: drawn at start and recorded
     block: int = DEFAULT_BLOCK  # episodes per statistics block (one compiled call)
+    threads: int = 1  # episodes played at once on shared weights; only 1 is reproducible
+    snapshot_every: int = DEFAULT_SNAPSHOT_EVERY  # episodes between snapshots (rounded up to whole blocks)
     memory_limit: int = DEFAULT_MEMORY_LIMIT  # bytes of weights allowed
-    extra: dict = field(default_factory=dict)
+    init: str | None = None  # model file to start from instead of zero weights
 
     def validate(self) -> None:
         if self.episodes < 1:
             raise TD2048Error(f"--episodes must be at least 1, not {self.episodes}")
         if self.block < 1:
             raise TD2048Error(f"--block must be at least 1, not {self.block}")
+        if self.threads < 1:
+            raise TD2048Error(f"--threads must be at least 1, not {self.threads}")
+        if self.snapshot_every < 1:
+            raise TD2048Error(f"--snapshot-every must be at least 1, not {self.snapshot_every}")
         if not (math.isfinite(self.alpha) and self.alpha > 0):
             raise TD2048Error(f"--alpha must be a positive number, not {self.alpha}")
         if self.update not in UPDATE_MODES:
@@ -101,34 +161,29 @@ class TrainSettings:
 
 def train(settings: TrainSettings, network: Network | None = None,
           on_block: Callable[[BlockStats], None] | None = None) -> tuple[Network, list[BlockStats]]:
-    """Train a network block by block; ``on_block`` sees each block's statistics as it ends."""
-    stats = []
-    for block in train_blocks(settings, network):
-        stats.append(block.stats)
-        if on_block is not None:
-            on_block(block.stats)
-    return block.network, stats
+    """Train a network in memory, block by block; ``on_block`` sees each block's statistics as it ends.
 
-
-@dataclass
-class TrainedBlock:
-    network: Network
-    stats: BlockStats
-
-
-def train_blocks(settings: TrainSettings, network: Network | None = None) -> Iterator[TrainedBlock]:
-    """Generator form of :func:`train`: yields after every block (for logging and saving)."""
+    (``td2048 train`` goes through :mod:`td2048.run`, which adds the run directory, snapshots and resume.)
+    """
     settings.validate()
     if settings.seed is None:
         settings.seed = int(np.random.SeedSequence().entropy % (2**63))
     if network is None:
-        spec = parse_network(settings.network, settings.isomorphisms)
-        network = Network(spec, memory_limit=settings.memory_limit)
-    player = Player(network, settings.seed)
-    done = 0
+        network = Network(parse_network(settings.network, settings.isomorphisms), memory_limit=settings.memory_limit)
+    player = Player(network, settings.seed, settings.threads)
+    stats = []
+    for block in train_blocks(settings, player, 0):
+        stats.append(block)
+        if on_block is not None:
+            on_block(block)
+    return network, stats
+
+
+def train_blocks(settings: TrainSettings, player: Player, done: int) -> Iterator[BlockStats]:
+    """Train from ``done`` episodes up to ``settings.episodes``, yielding each block's statistics."""
     while done < settings.episodes:
         n = min(settings.block, settings.episodes - done)
         block = player.run(n, settings.update, settings.alpha)
         done += n
-        yield TrainedBlock(network, BlockStats.from_block(done, block.scores, block.max_codes, block.moves,
-                                                          block.seconds, alpha=settings.alpha))
+        yield BlockStats.from_block(done, block.scores, block.max_codes, block.moves, block.seconds,
+                                    alpha=settings.alpha)

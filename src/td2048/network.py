@@ -60,7 +60,7 @@ class NetworkSpec:
         if self.isomorphisms not in VALID_ISOMORPHISMS:
             raise TD2048Error(f"isomorphisms must be 1, 4 or 8, not {self.isomorphisms}")
         if not self.name:
-            object.__setattr__(self, "name", ",".join(tuple_to_hex(t) for t in self.tuples))
+            object.__setattr__(self, "name", _name_of(self.tuples, self.isomorphisms))
 
     @property
     def n_features(self) -> int:
@@ -103,6 +103,15 @@ class NetworkSpec:
     def to_dict(self) -> dict:
         return {"name": self.name, "tuples": [tuple_to_hex(t) for t in self.tuples],
                 "isomorphisms": self.isomorphisms}
+
+
+def _name_of(tuples, isomorphisms: int) -> str:
+    """The preset's name when the tuples are a preset's (``4x6``, ``4x6/iso4``), else the hex tuples."""
+    hexes = tuple(tuple_to_hex(t) for t in tuples)
+    for name, (cells, default_iso) in PRESETS.items():
+        if cells == hexes:
+            return name if isomorphisms == default_iso else f"{name}/iso{isomorphisms}"
+    return ",".join(hexes)
 
 
 def tuple_to_hex(cells) -> str:

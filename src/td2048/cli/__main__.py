@@ -10,10 +10,11 @@ import argparse
 import sys
 
 from td2048 import __version__
-from td2048.cli import bench, train
+from td2048.cli import bench, convert, plot, train
+from td2048.cli import eval as eval_command
 from td2048.errors import TD2048Error
 
-COMMANDS = {"train": train, "bench": bench}
+COMMANDS = {"train": train, "eval": eval_command, "plot": plot, "convert": convert, "bench": bench}
 
 
 class OneLineParser(argparse.ArgumentParser):

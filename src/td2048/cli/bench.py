@@ -6,11 +6,11 @@ import argparse
 import json
 
 from td2048.bench import benchmark
-from td2048.cli.options import add_network_arguments, nonnegative_int_arg, positive_float_arg
+from td2048.cli.options import add_network_arguments, nonnegative_int_arg, positive_float_arg, positive_int_arg
 
 HELP = "measure training and testing speed (moves/s)"
 DESCRIPTION = """\
-Measure moves per second, single thread: first training from zero weights for --seconds,
+Measure moves per second (one thread unless --threads): first training from zero weights for --seconds,
 then playing without updates with the weights just trained for --seconds. The kernels are
 compiled (or loaded from Numba's cache) before timing; compile_s says how long that took.
 """
@@ -22,21 +22,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--update", choices=("backward", "forward"), default="backward",
                    help="update mode while training (default backward)")
     p.add_argument("--seed", type=nonnegative_int_arg, default=0, help="random seed (default 0)")
-    p.add_argument("--weights", default=None, metavar="FILE",
-                   help="start from these trained weights (weights.npz of a run) instead of zeros")
+    p.add_argument("--weights", default=None, metavar="MODEL",
+                   help="start from a trained model (.td2048) instead of zero weights")
+    p.add_argument("--threads", type=positive_int_arg, default=1, help="threads playing at once (default 1)")
     p.add_argument("--json", action="store_true", help="print one JSON line instead of text")
 
 
 def run(args: argparse.Namespace) -> int:
     result = benchmark(args.network, args.seconds, isomorphisms=args.isomorphisms, seed=args.seed,
                        update=args.update, memory_limit=args.memory_limit,
-                       weights=args.weights)
+                       weights=args.weights, threads=args.threads)
     if args.json:
         print(json.dumps(result))
     else:
         start = f"from {result['weights']}" if result["weights"] else "from zero weights"
         print(f"network {result['network']} ({result['isomorphisms']} isomorphisms), {result['update']} updates, "
-              f"1 thread, {start}")
+              f"{result['threads']} thread(s), {start}")
         print(f"  train: {result['train_moves_per_s']:>12,.0f} moves/s  ({result['train_moves']:,} moves "
               f"in {result['train_s']:.2f} s)")
         print(f"  test:  {result['test_moves_per_s']:>12,.0f} moves/s  ({result['test_moves']:,} moves "

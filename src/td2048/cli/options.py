@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from td2048.config import DEFAULT_NETWORK
 from td2048.errors import TD2048Error
 from td2048.network import PRESETS, parse_network, parse_size
 
@@ -55,8 +56,10 @@ nonnegative_int_arg = _typed(nonnegative_int, "integer")
 positive_float_arg = _typed(positive_float, "number")
 
 
-def add_network_arguments(parser: argparse.ArgumentParser, default: str = "4x6") -> None:
-    parser.add_argument("--network", type=network_arg, default=default, help=f"{NETWORK_HELP} (default {default})")
+def add_network_arguments(parser: argparse.ArgumentParser, default: str | None = DEFAULT_NETWORK) -> None:
+    """--network, --isomorphisms, --memory-limit; ``default=None`` leaves --network unset unless given."""
+    parser.add_argument("--network", type=network_arg, default=default,
+                        help=f"{NETWORK_HELP} (default {default or DEFAULT_NETWORK})")
     parser.add_argument("--isomorphisms", type=int, choices=(1, 4, 8), default=None,
                         help="boards sharing each table: 8 = rotations and reflections, 4 = rotations, 1 = none "
                              "(default: the preset's; 8 for custom tuples)")

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
+import shlex
 import signal
 import sys
 from pathlib import Path
 
 from td2048 import __version__
 from td2048.cli.options import add_network_arguments, nonnegative_int_arg, positive_float_arg, positive_int_arg
-from td2048.config import DEFAULT_ALPHA, DEFAULT_BLOCK, DEFAULT_EPISODES
+from td2048.cli.progress import Progress
+from td2048.config import DEFAULT_ALPHA, DEFAULT_BLOCK, DEFAULT_EPISODES, DEFAULT_SNAPSHOT_EVERY
 from td2048.errors import TD2048Error
-from td2048.io.atomic import ensure_writable_dir, write_text_atomic
-from td2048.io.weights import save_weights
-from td2048.learn import TrainSettings, train_blocks
-from td2048.network import Network, parse_network
+from td2048.learn import TrainSettings
+from td2048.network import parse_network
+from td2048.run import TrainingRun
 
 HELP = "train an n-tuple network by TD(0) on afterstates"
 DESCRIPTION = """\
@@ -30,29 +30,46 @@ alpha / (tuples x isomorphisms) of the TD error (the course demo's convention; w
 
 Every --block episodes the block table is printed: episodes so far, avg and max score,
 then per tile the share of the block's games that reached it and (in brackets) the share
-that ended with it as the largest tile.
+that ended with it as the largest tile. On a terminal a progress bar runs below it.
 
-The run directory holds settings.json, log.jsonl (one JSON object a block) and, at the
-end (or when stopped with Ctrl-C), weights.npz (format: see the README).
-Runs with the same --seed give identical weights.
+The run directory holds settings.json, log.jsonl (one JSON object a block),
+snapshot.td2048 (every --snapshot-every episodes), progress.png and, at the end,
+model.td2048. Ctrl-C or SIGTERM finishes the block, saves, and tells how to resume;
+a run killed in any other way resumes from its last snapshot with --resume DIR.
+
+With one thread, runs with the same --seed give identical weights, bit for bit.
+With --threads N, N episodes are played at once on shared weights updated without locks:
+faster, but not reproducible.
 """
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    add_network_arguments(p)
-    p.add_argument("--episodes", type=positive_int_arg, default=DEFAULT_EPISODES,
-                   help=f"episodes to train (default {DEFAULT_EPISODES})")
-    p.add_argument("--alpha", type=positive_float_arg, default=DEFAULT_ALPHA,
+    add_network_arguments(p, default=None)
+    p.add_argument("--episodes", type=positive_int_arg, default=None,
+                   help=f"episodes to train in all, counting those already done when resuming "
+                        f"(default {DEFAULT_EPISODES})")
+    p.add_argument("--alpha", type=positive_float_arg, default=None,
                    help=f"learning rate, split over tuples x isomorphisms (default {DEFAULT_ALPHA})")
-    p.add_argument("--update", choices=("backward", "forward"), default="backward",
+    p.add_argument("--update", choices=("backward", "forward"), default=None,
                    help="backward: update after each episode from its end (default); forward: online")
     p.add_argument("--seed", type=nonnegative_int_arg, default=None,
                    help="random seed (default: drawn and recorded in settings.json)")
-    p.add_argument("--block", type=positive_int_arg, default=DEFAULT_BLOCK,
+    p.add_argument("--block", type=positive_int_arg, default=None,
                    help=f"episodes per statistics block (default {DEFAULT_BLOCK})")
+    p.add_argument("--threads", type=positive_int_arg, default=None,
+                   help="episodes played at once on shared weights (default 1; more is faster, not reproducible)")
+    p.add_argument("--snapshot-every", type=positive_int_arg, default=None,
+                   help=f"episodes between snapshots (default {DEFAULT_SNAPSHOT_EVERY})")
+    p.add_argument("--init", default=None, metavar="MODEL", help="start from a trained model instead of zeros")
     p.add_argument("--out", type=Path, default=None,
                    help="run directory (default runs/NETWORK-DATE-TIME); must not hold a run already")
+    p.add_argument("--resume", type=Path, default=None, metavar="DIR",
+                   help="continue the run in DIR from its last snapshot (options given override its settings)")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
+
+
+_SETTING_OPTIONS = ("network", "isomorphisms", "episodes", "alpha", "update", "seed", "block", "threads",
+                    "snapshot_every", "memory_limit", "init")
 
 
 class _StopRequest:
@@ -69,53 +86,45 @@ class _StopRequest:
 
 
 def run(args: argparse.Namespace) -> int:
-    settings = TrainSettings(network=args.network, isomorphisms=args.isomorphisms, episodes=args.episodes,
-                             alpha=args.alpha, update=args.update, seed=args.seed, block=args.block,
-                             memory_limit=args.memory_limit)
-    settings.validate()
-    spec = parse_network(settings.network, settings.isomorphisms)
-    spec.check_memory(settings.memory_limit)
-    out = args.out or Path("runs") / f"{spec.name.replace('/', '-')}-{dt.datetime.now():%Y%m%d-%H%M%S}"
-    out = ensure_writable_dir(out)
-    log_path = out / "log.jsonl"
-    if log_path.exists() and log_path.stat().st_size > 0:
-        raise TD2048Error(f"{out} already holds a run (log.jsonl); choose another --out")
-    network = Network(spec, memory_limit=settings.memory_limit)
-    if settings.seed is None:
-        import numpy as np
-        settings.seed = int(np.random.SeedSequence().entropy % (2**63))
-    started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-    write_text_atomic(out / "settings.json", json.dumps(
-        {**settings.to_dict(), "network_spec": spec.to_dict(), "game": "2048", "td2048": __version__,
-         "started": started}, indent=2) + "\n")
+    given = {k: getattr(args, k) for k in _SETTING_OPTIONS if getattr(args, k) is not None}
+    if args.resume is not None:
+        if args.out is not None and args.out.resolve() != args.resume.resolve():
+            raise TD2048Error("--out and --resume name different directories")
+        training = TrainingRun.resume(args.resume, given)
+    else:
+        settings = TrainSettings(**given)
+        if settings.init is not None and "network" not in given:
+            settings.network = None  # taken from the model
+        name = parse_network(settings.network, settings.isomorphisms).name if settings.network else "init"
+        out = args.out or Path("runs") / f"{name.replace('/', '-')}-{dt.datetime.now():%Y%m%d-%H%M%S}"
+        training = TrainingRun.create(out, settings)
+    settings, out = training.settings, training.directory
 
     say = (lambda *a, **k: None) if args.quiet else print
-    say(f"# td2048 {__version__} train: {spec.describe()}; alpha {settings.alpha}, {settings.update} updates, "
-        f"seed {settings.seed}, {settings.episodes} episodes -> {out}", flush=True)
+    verb = f"resuming at episode {training.done}" if args.resume else "train"
+    say(f"# td2048 {__version__} {verb}: {training.network.spec.describe()}; alpha {settings.alpha}, "
+        f"{settings.update} updates, seed {settings.seed}, {settings.threads} thread(s), "
+        f"{settings.episodes} episodes -> {out}", flush=True)
+    progress = Progress(settings.episodes, training.done, enabled=not args.quiet and sys.stdout.isatty())
 
     stop = _StopRequest()
     previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
-    episodes_done = 0
     try:
-        with open(log_path, "a", encoding="utf-8") as log:
-            for block in train_blocks(settings, network):
-                episodes_done = block.stats.episodes
-                log.write(json.dumps(block.stats.to_json()) + "\n")
-                log.flush()
-                say(block.stats.table(), flush=True)
-                if stop.requested:
-                    break
-    except OSError as e:
-        raise TD2048Error(f"cannot write {log_path}: {e.strerror or e}") from None
+        for stats in training.blocks(stop=lambda: stop.requested):
+            progress.clear()
+            say(stats.table(), flush=True)
+            progress.update(stats)
+        progress.clear()
+        model = training.finish()
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
 
-    weights_path = out / "weights.npz"
-    save_weights(weights_path, network, episodes=episodes_done, alpha=settings.alpha, update=settings.update,
-                 seed=settings.seed, td2048=__version__, date=dt.datetime.now(dt.UTC).isoformat())
-    if stop.requested:
-        say(f"# stopped after {episodes_done} episodes; weights saved to {weights_path}")
+    if stop.requested and training.done < settings.episodes:
+        say(f"# stopped after {training.done} episodes; model saved to {model}")
+        say(f"# resume with: td2048 train --resume {shlex.quote(str(out))}")
+    elif training.plot_error is None:
+        say(f"# done: {training.done} episodes; model saved to {model}, curves in {out / 'progress.png'}")
     else:
-        say(f"# done: {episodes_done} episodes; weights saved to {weights_path}")
+        say(f"# done: {training.done} episodes; model saved to {model}")
     return 0

@@ -1,0 +1,159 @@
+"""The model file (``.td2048``): a network's definition, its weights and where they came from, in one file.
+
+Layout (all integers little-endian)::
+
+    offset 0        8 bytes   magic  b"TD2048\\x1a\\n"
+    offset 8        u32       format version (1)
+    offset 12       u32       H = length of the header in bytes
+    offset 16       H bytes   header: UTF-8 JSON (below)
+                              zero bytes up to D = 16 + H rounded up to a multiple of 64
+    offset D        4*N bytes the weights: N float32, the tuples' tables one after another
+    offset D + 4N   16 bytes  trailer: u64 D + 4N, u32 CRC-32 (zlib) of bytes [0, D + 4N), b"TDND"
+
+The header holds ``format`` ("td2048-model"), ``version``, ``game`` ("2048"), ``network``
+(``name``, ``tuples`` as hex strings, ``isomorphisms``, ``cell_bits``), ``weights``
+(``dtype`` "<f4", ``count`` N, and per table its ``tuple``, ``offset`` and ``size``),
+``training`` (episodes, alpha, update, seed, td2048 version, date) and, in snapshots, ``state``
+(what a resumed run needs). Read the weights with plain NumPy::
+
+    import json, numpy as np
+    raw = open("model.td2048", "rb").read()
+    h = int.from_bytes(raw[12:16], "little"); header = json.loads(raw[16:16 + h])
+    d = (16 + h + 63) // 64 * 64
+    w = np.frombuffer(raw, "<f4", count=header["weights"]["count"], offset=d)
+
+A truncated or corrupted file, a file of another format and a newer format version are
+refused with one line naming the file; writes are atomic, so a crash during a save leaves the
+previous file whole.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import struct
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+from td2048 import __version__
+from td2048.errors import TD2048Error
+from td2048.io.atomic import atomic_open
+from td2048.network import Network, NetworkSpec, tuple_to_hex
+
+MAGIC = b"TD2048\x1a\n"
+END_MAGIC = b"TDND"
+FORMAT = "td2048-model"
+VERSION = 1
+EXTENSION = ".td2048"
+_ALIGN = 64
+_PREFIX = struct.Struct("<8sII")
+_TRAILER = struct.Struct("<QI4s")
+
+
+def _data_offset(header_len: int) -> int:
+    return (_PREFIX.size + header_len + _ALIGN - 1) // _ALIGN * _ALIGN
+
+
+def model_header(network: Network, game: str = "2048", training: dict | None = None,
+                 state: dict | None = None) -> dict:
+    spec = network.spec
+    tables = [{"tuple": tuple_to_hex(t), "offset": o, "size": n}
+              for t, o, n in zip(spec.tuples, spec.table_offsets, spec.table_sizes, strict=True)]
+    header = {
+        "format": FORMAT, "version": VERSION, "game": game,
+        "network": {**spec.to_dict(), "cell_bits": 4},
+        "weights": {"dtype": "<f4", "count": int(network.weights.size), "tables": tables},
+        "training": {"td2048": __version__, "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+                     **(training or {})},
+    }
+    if state is not None:
+        header["state"] = state
+    return header
+
+
+def save_model(path: str | os.PathLike, network: Network, game: str = "2048", training: dict | None = None,
+               state: dict | None = None) -> None:
+    """Write atomically: temp file in the same directory, fsync, rename."""
+    header = json.dumps(model_header(network, game, training, state), separators=(",", ":")).encode()
+    offset = _data_offset(len(header))
+    head = _PREFIX.pack(MAGIC, VERSION, len(header)) + header
+    head += b"\0" * (offset - len(head))
+    weights = np.ascontiguousarray(network.weights, dtype="<f4")
+    crc = zlib.crc32(memoryview(weights).cast("B"), zlib.crc32(head))
+    with atomic_open(path, "wb") as f:
+        f.write(head)
+        f.write(memoryview(weights).cast("B"))
+        f.write(_TRAILER.pack(offset + weights.nbytes, crc, END_MAGIC))
+
+
+def read_model(path: str | os.PathLike) -> tuple[dict, np.ndarray]:
+    """Header and weights, checked; any defect is a :class:`TD2048Error` naming the file."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            prefix = f.read(_PREFIX.size)
+            if len(prefix) < _PREFIX.size or prefix[:8] != MAGIC:
+                raise TD2048Error(f"{path}: not a td2048 model file")
+            _, version, header_len = _PREFIX.unpack(prefix)
+            if version > VERSION:
+                raise TD2048Error(f"{path}: model format version {version} is newer than this td2048 reads "
+                                  f"(version {VERSION}); upgrade td2048")
+            if version < 1:
+                raise TD2048Error(f"{path}: bad model format version {version}")
+            offset = _data_offset(header_len)
+            if size < offset + _TRAILER.size:
+                raise TD2048Error(f"{path}: truncated model file")
+            buf = np.empty(size, np.uint8)
+            f.seek(0)
+            if f.readinto(memoryview(buf)) != size:
+                raise TD2048Error(f"{path}: truncated model file")
+    except FileNotFoundError:
+        raise TD2048Error(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise TD2048Error(f"{path}: is a directory, not a model file") from None
+    except PermissionError:
+        raise TD2048Error(f"{path}: permission denied") from None
+    end, crc, end_magic = _TRAILER.unpack(buf[size - _TRAILER.size:].tobytes())
+    if end_magic != END_MAGIC or end != size - _TRAILER.size:
+        raise TD2048Error(f"{path}: truncated or damaged model file (bad trailer)")
+    if zlib.crc32(memoryview(buf)[:end]) != crc:
+        raise TD2048Error(f"{path}: corrupted model file (checksum mismatch)")
+    try:
+        header = json.loads(buf[_PREFIX.size:_PREFIX.size + header_len].tobytes())
+        count = int(header["weights"]["count"])
+    except (ValueError, KeyError, TypeError):
+        raise TD2048Error(f"{path}: damaged model header") from None
+    if header.get("format") != FORMAT or offset + 4 * count != end:
+        raise TD2048Error(f"{path}: inconsistent model header")
+    weights = buf[offset:end].view("<f4")
+    return header, weights
+
+
+def load_model(path: str | os.PathLike, game: str | None = "2048", memory_limit: int | None = None
+               ) -> tuple[Network, dict]:
+    """The network in a model file; refuses a model of another game."""
+    header, weights = read_model(path)
+    if game is not None and header.get("game") != game:
+        raise TD2048Error(f"{path}: a model for the game {header.get('game')}, not {game}")
+    try:
+        net = header["network"]
+        spec = NetworkSpec(tuple(tuple(int(c, 16) for c in t) for t in net["tuples"]), int(net["isomorphisms"]),
+                           net.get("name", ""))
+    except (KeyError, ValueError, TypeError) as e:
+        raise TD2048Error(f"{path}: damaged network definition ({e})") from None
+    if spec.n_weights != weights.size:
+        raise TD2048Error(f"{path}: network {spec.name} needs {spec.n_weights} weights, the file holds {weights.size}")
+    limit = max(spec.nbytes, memory_limit or 0)
+    return Network(spec, weights.astype(np.float32, copy=False), memory_limit=limit), header
+
+
+def check_same_network(path, header: dict, spec: NetworkSpec) -> None:
+    """Refuse to use a model with another network than the one asked for."""
+    theirs = header["network"]
+    if theirs["tuples"] != [tuple_to_hex(t) for t in spec.tuples] or theirs["isomorphisms"] != spec.isomorphisms:
+        raise TD2048Error(f"{path}: holds network {theirs.get('name')} ({' '.join(theirs['tuples'])}, "
+                          f"{theirs['isomorphisms']} isomorphisms), not {spec.name}")

@@ -1,0 +1,78 @@
+"""Curves of training runs from their logs: average score and tile reach rates against episodes.
+
+The figures of the course reports: one panel of the block average score, one of the share of
+games reaching 2048, 4096, 8192 and 16384 (one line style per tile), several runs overlaid
+in distinct colours with a legend. Uses matplotlib's object API (no pyplot state), so it is
+safe to call from a background thread.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from td2048.errors import TD2048Error
+from td2048.io.atomic import atomic_open
+
+TILES = (2048, 4096, 8192, 16384)
+_STYLES = ("-", "--", "-.", ":")
+
+
+def _load(run: Path) -> list[dict]:
+    from td2048.run import LOG, read_log
+
+    log = run / LOG if run.is_dir() else run
+    if not log.exists():
+        raise TD2048Error(f"{run}: no {LOG} (not a training run directory)")
+    blocks = read_log(log)
+    if not blocks:
+        raise TD2048Error(f"{run}: the log has no blocks yet")
+    return blocks
+
+
+def plot_runs(runs: list[str | os.PathLike], out: str | os.PathLike, labels: list[str] | None = None) -> Path:
+    """Draw the runs' curves into a PNG file (written atomically)."""
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter
+
+    runs = [Path(r) for r in runs]
+    logs = [_load(r) for r in runs]
+    labels = labels or [r.resolve().name for r in runs]
+    fig = Figure(figsize=(11, 4.5), dpi=100, layout="constrained")
+    score_ax, rate_ax = fig.subplots(1, 2)
+    colors = [f"C{i % 10}" for i in range(len(runs))]
+    for blocks, label, color in zip(logs, labels, colors, strict=True):
+        episodes = [b["episodes"] for b in blocks]
+        score_ax.plot(episodes, [b["avg"] for b in blocks], color=color, label=label)
+        for tile, style in zip(TILES, _STYLES, strict=True):
+            rates = [100 * _reach(b, tile) for b in blocks]
+            if any(rates):
+                rate_ax.plot(episodes, rates, color=color, linestyle=style,
+                             label=f"{label}: {tile}" if len(runs) > 1 else f"{tile}")
+    score_ax.set(title="Average score per block", xlabel="episodes", ylabel="score")
+    rate_ax.set(title="Games reaching a tile", xlabel="episodes", ylabel="% of the block's games", ylim=(0, 101))
+    for ax in (score_ax, rate_ax):
+        ax.grid(alpha=0.3)
+        ax.xaxis.set_major_formatter(FuncFormatter(_episodes_label))
+    score_ax.legend(loc="upper left", fontsize="small")
+    if rate_ax.lines:
+        rate_ax.legend(loc="upper left", fontsize="small")
+    out = Path(out)
+    with atomic_open(out, "wb") as f:
+        fig.savefig(f, format="png")
+    return out
+
+
+def _episodes_label(x, _pos) -> str:
+    for size, suffix in ((1e6, "M"), (1e3, "k")):
+        if abs(x) >= size:
+            return f"{x / size:g}{suffix}"
+    return f"{x:g}"
+
+
+def _reach(block: dict, tile: int) -> float:
+    reach = block.get("reach", {})
+    if str(tile) in reach:
+        return reach[str(tile)]
+    smallest = min((int(t) for t in reach), default=None)
+    return 1.0 if smallest is not None and tile < smallest else 0.0

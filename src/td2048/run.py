@@ -1,0 +1,227 @@
+"""Training runs a person can live with: a run directory, snapshots, resume after any crash, evaluation.
+
+A run directory holds::
+
+    settings.json     every setting, written first
+    log.jsonl         one JSON object per block of episodes, appended as blocks end
+    snapshot.td2048   the weights and what resuming needs (episodes done, random state), every
+                      --snapshot-every episodes, written atomically in the background
+    model.td2048      the final model (also written when a run is stopped with Ctrl-C)
+    progress.png      the run's curves, redrawn at each snapshot
+
+A run killed at any moment (even with SIGKILL, even while writing a snapshot) resumes from its
+last whole snapshot: the log is cut back to that snapshot's episode count, so after a resume
+it holds every block exactly once.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import fields
+from pathlib import Path
+
+import numpy as np
+
+from td2048 import __version__
+from td2048.errors import TD2048Error
+from td2048.io.atomic import ensure_writable_dir, write_text_atomic
+from td2048.io.model import check_same_network, load_model, save_model
+from td2048.learn import Player, TrainSettings, train_blocks
+from td2048.network import Network, parse_network
+from td2048.stats import BlockStats
+
+SETTINGS, LOG, SNAPSHOT, MODEL, PLOT = "settings.json", "log.jsonl", "snapshot.td2048", "model.td2048", "progress.png"
+# settings that define what is being trained: a resumed run keeps them
+FIXED_ON_RESUME = ("network", "isomorphisms", "seed", "init")
+
+
+def _rng_to_json(states: np.ndarray) -> list[list[str]]:
+    return [[f"{int(v):016x}" for v in row] for row in states]
+
+
+def _rng_from_json(rows) -> np.ndarray:
+    return np.array([[int(v, 16) for v in row] for row in rows], dtype=np.uint64)
+
+
+def read_log(path: Path) -> list[dict]:
+    """Blocks of a log; a line torn by a crash (the last one) is dropped."""
+    blocks = []
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                blocks.append(json.loads(line))
+            except json.JSONDecodeError:
+                break
+    return blocks
+
+
+class TrainingRun:
+    """One run directory being trained: create or resume, then iterate :meth:`blocks`."""
+
+    def __init__(self, directory: Path, settings: TrainSettings, network: Network, player: Player, done: int):
+        self.directory = directory
+        self.settings = settings
+        self.network = network
+        self.player = player
+        self.done = done
+        self.last_snapshot = done
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="td2048-snapshot")
+        self._pending: Future | None = None
+        self.plot_error: str | None = None
+
+    # ------------------------------------------------------------ opening
+
+    @classmethod
+    def create(cls, directory: str | Path, settings: TrainSettings) -> TrainingRun:
+        settings.validate()
+        directory = ensure_writable_dir(directory)
+        if (directory / LOG).exists() or (directory / SNAPSHOT).exists():
+            raise TD2048Error(f"{directory} already holds a run; resume it with --resume {directory} "
+                              "or choose another --out")
+        if settings.seed is None:
+            settings.seed = int(np.random.SeedSequence().entropy % (2**63))
+        network = cls._initial_network(settings)
+        write_text_atomic(directory / SETTINGS, json.dumps(
+            {**settings.to_dict(), "network_spec": network.spec.to_dict(), "game": "2048", "td2048": __version__},
+            indent=2) + "\n")
+        (directory / LOG).write_text("")
+        return cls(directory, settings, network, Player(network, settings.seed, settings.threads), 0)
+
+    @staticmethod
+    def _initial_network(settings: TrainSettings) -> Network:
+        if settings.init is None:
+            return Network(parse_network(settings.network, settings.isomorphisms), memory_limit=settings.memory_limit)
+        network, header = load_model(settings.init, memory_limit=settings.memory_limit)
+        if settings.network is not None:
+            check_same_network(settings.init, header, parse_network(settings.network, settings.isomorphisms))
+        settings.network = network.spec.name
+        settings.isomorphisms = network.spec.isomorphisms
+        return network
+
+    @classmethod
+    def resume(cls, directory: str | Path, overrides: dict | None = None) -> TrainingRun:
+        directory = Path(directory)
+        try:
+            saved = json.loads((directory / SETTINGS).read_text())
+        except FileNotFoundError:
+            raise TD2048Error(f"{directory}: no training run to resume (no {SETTINGS})") from None
+        except (OSError, json.JSONDecodeError) as e:
+            raise TD2048Error(f"{directory / SETTINGS}: unreadable ({e})") from None
+        known = {f.name for f in fields(TrainSettings)}
+        settings = TrainSettings(**{k: v for k, v in saved.items() if k in known})
+        for key, value in (overrides or {}).items():
+            if key in FIXED_ON_RESUME and value != getattr(settings, key):
+                raise TD2048Error(f"--{key.replace('_', '-')} cannot change when resuming "
+                                  f"(the run has {getattr(settings, key)!r})")
+            setattr(settings, key, value)
+        settings.validate()
+        ensure_writable_dir(directory)
+        for stale in directory.glob(".*.tmp"):  # a save that a crash cut short
+            stale.unlink(missing_ok=True)
+
+        snapshot = directory / SNAPSHOT
+        if snapshot.exists():
+            network, header = load_model(snapshot, memory_limit=settings.memory_limit)
+            check_same_network(snapshot, header, parse_network(settings.network, settings.isomorphisms))
+            state = header.get("state") or {}
+            done = int(state.get("episodes", 0))
+            states = _rng_from_json(state["rng_states"]) if "rng_states" in state else None
+        else:  # killed before the first snapshot: start again
+            network, done, states = cls._initial_network(settings), 0, None
+        if states is None or len(states) != settings.threads:
+            seed_seq = np.random.SeedSequence([settings.seed, done])
+            states = None
+            player = Player(network, int(seed_seq.generate_state(1, np.uint64)[0]), settings.threads)
+        else:
+            player = Player(network, threads=settings.threads, rng_states=states)
+        kept = [b for b in read_log(directory / LOG) if b.get("episodes", 0) <= done]
+        write_text_atomic(directory / LOG, "".join(json.dumps(b) + "\n" for b in kept))
+        write_text_atomic(directory / SETTINGS, json.dumps({**saved, **settings.to_dict()}, indent=2) + "\n")
+        return cls(directory, settings, network, player, done)
+
+    # ------------------------------------------------------------ training
+
+    def blocks(self, stop: Callable[[], bool] = lambda: False) -> Iterator[BlockStats]:
+        """Train block by block, logging each and snapshotting on schedule; ends early when ``stop()``."""
+        try:
+            with open(self.directory / LOG, "a", encoding="utf-8") as log:
+                for stats in train_blocks(self.settings, self.player, self.done):
+                    self.done = stats.episodes
+                    log.write(json.dumps(stats.to_json()) + "\n")
+                    log.flush()
+                    yield stats
+                    if stop():
+                        return
+                    if self.done - self.last_snapshot >= self.settings.snapshot_every:
+                        self.snapshot(background=True)
+        except OSError as e:
+            raise TD2048Error(f"cannot write {self.directory / LOG}: {e.strerror or e}") from None
+
+    def _state(self) -> dict:
+        return {"episodes": self.done, "rng_states": _rng_to_json(self.player.rng_states),
+                "threads": self.settings.threads}
+
+    def _training_info(self) -> dict:
+        s = self.settings
+        return {"episodes": self.done, "alpha": s.alpha, "update": s.update, "seed": s.seed, "threads": s.threads,
+                "init": s.init, "run": str(self.directory)}
+
+    def snapshot(self, background: bool = False) -> None:
+        """Save weights and state; in the background the weights are copied first and training goes on."""
+        self.wait()
+        network = Network(self.network.spec, self.network.weights.copy(), memory_limit=self.network.spec.nbytes) \
+            if background else self.network
+        state, info = self._state(), self._training_info()
+        self.last_snapshot = self.done
+
+        def write():
+            save_model(self.directory / SNAPSHOT, network, training=info, state=state)
+            self.draw_plot()
+
+        if background:
+            self._pending = self._writer.submit(write)
+        else:
+            write()
+
+    def wait(self) -> None:
+        """Wait for a background snapshot; its error (a full disk, say) surfaces here."""
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            pending.result()
+
+    def finish(self) -> Path:
+        """Save the snapshot and the model; returns the model's path."""
+        self.snapshot(background=False)
+        save_model(self.directory / MODEL, self.network, training=self._training_info(), state=self._state())
+        self._writer.shutdown()
+        return self.directory / MODEL
+
+    def draw_plot(self) -> None:
+        try:
+            from td2048.plot import plot_runs
+
+            plot_runs([self.directory], self.directory / PLOT)
+        except Exception as e:  # a plot must never stop training
+            if self.plot_error is None:
+                self.plot_error = str(e)
+                sys.stderr.write(f"td2048 train: warning: cannot draw {PLOT}: {e}\n")
+
+
+def evaluate(network: Network, games: int, seed: int | None = None, threads: int = 1,
+             on_progress: Callable[[int], None] | None = None) -> BlockStats:
+    """Play ``games`` games without learning; their statistics as one block."""
+    player = Player(network, seed, threads)
+    chunk = max(1, min(games, 1000 * threads))
+    parts, done = [], 0
+    while done < games:
+        n = min(chunk, games - done)
+        parts.append(player.run(n, "play"))
+        done += n
+        if on_progress is not None:
+            on_progress(done)
+    return BlockStats.from_block(games, np.concatenate([p.scores for p in parts]),
+                                 np.concatenate([p.max_codes for p in parts]),
+                                 np.concatenate([p.moves for p in parts]), sum(p.seconds for p in parts))
