@@ -60,5 +60,6 @@ def test_bad_demo_files(tmp_path):
         r = subprocess.run([sys.executable, "-m", "td2048.cli", "convert", str(tmp_path / name),
                             str(tmp_path / "out.td2048")], capture_output=True, text=True)
         assert r.returncode == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1
-    r = subprocess.run([sys.executable, "-m", "td2048.cli", "convert", "a.txt", "b.txt"], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "td2048.cli", "convert", "a.txt", "b.txt"],
+                       capture_output=True, text=True)
     assert r.returncode == 2 and "direction" in r.stderr

@@ -11,9 +11,10 @@ from td2048.config import njit
 U64 = np.uint64
 
 
-def make_rng_state(seed: int | None) -> np.ndarray:
-    """A fresh ``uint64[4]`` state from a seed (``None``: fresh entropy)."""
-    state = np.random.SeedSequence(seed).generate_state(4, dtype=np.uint64)
+def make_rng_state(seed: int | np.random.SeedSequence | None) -> np.ndarray:
+    """A fresh ``uint64[4]`` state from a seed or a spawned ``SeedSequence`` (``None``: fresh entropy)."""
+    seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    state = seq.generate_state(4, dtype=np.uint64)
     if not state.any():  # the all-zero state is the one fixed point of xoshiro
         state[0] = 1
     return state

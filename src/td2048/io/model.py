@@ -33,6 +33,7 @@ import datetime as dt
 import json
 import os
 import struct
+import time
 import zlib
 from pathlib import Path
 
@@ -85,8 +86,17 @@ def save_model(path: str | os.PathLike, network: Network, game: str = "2048", tr
     crc = zlib.crc32(memoryview(weights).cast("B"), zlib.crc32(head))
     with atomic_open(path, "wb") as f:
         f.write(head)
+        _pause_for_tests()
         f.write(memoryview(weights).cast("B"))
         f.write(_TRAILER.pack(offset + weights.nbytes, crc, END_MAGIC))
+
+
+def _pause_for_tests() -> None:
+    """Fault injection: ``TD2048_TEST_SLOW_SAVE=SECONDS`` holds every save half-written that long,
+    so tests can kill a real process in the middle of writing a snapshot."""
+    pause = os.environ.get("TD2048_TEST_SLOW_SAVE")
+    if pause:
+        time.sleep(float(pause))
 
 
 def read_model(path: str | os.PathLike) -> tuple[dict, np.ndarray]:

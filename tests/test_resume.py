@@ -1,0 +1,108 @@
+"""Real training subprocesses killed (SIGKILL, SIGTERM) at bad moments, then resumed."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from td2048.io.model import load_model
+
+TRAIN = [sys.executable, "-m", "td2048.cli", "train", "--network", "2x4", "--block", "100", "--seed", "3",
+         "--snapshot-every", "1000"]
+
+
+def run_train(*args, env=None):
+    return subprocess.run([*TRAIN, *map(str, args)], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, **(env or {})})
+
+
+def start_train(*args, env=None):
+    return subprocess.Popen([*TRAIN, *map(str, args)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, **(env or {})})
+
+
+def wait_for(condition, timeout=120.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.02)
+    raise AssertionError("timed out")
+
+
+def logged_episodes(run):
+    return [json.loads(line)["episodes"] for line in (run / "log.jsonl").read_text().splitlines()]
+
+
+def assert_complete(run, episodes):
+    assert logged_episodes(run) == list(range(100, episodes + 1, 100))  # every block exactly once
+    net, header = load_model(run / "model.td2048")
+    assert header["training"]["episodes"] == episodes and net.weights.any()
+    assert not list(run.glob(".*.tmp"))
+
+
+def test_sigkill_during_training_then_resume(tmp_path):
+    run = tmp_path / "run"
+    proc = start_train("--episodes", 1_000_000, "--out", run, "--quiet")
+    wait_for(lambda: (run / "snapshot.td2048").exists() and len(logged_episodes(run)) >= 15)
+    proc.kill()
+    proc.wait()
+    assert not (run / "model.td2048").exists()
+    snapshot_episodes = load_model(run / "snapshot.td2048")[1]["state"]["episodes"]
+    assert snapshot_episodes % 1000 == 0 and len(logged_episodes(run)) * 100 >= snapshot_episodes
+
+    r = run_train("--resume", run, "--episodes", snapshot_episodes + 1500)
+    assert r.returncode == 0, r.stderr
+    assert f"resuming at episode {snapshot_episodes}" in r.stdout
+    assert_complete(run, snapshot_episodes + 1500)
+
+
+def test_sigkill_while_writing_a_snapshot_then_resume(tmp_path):
+    run = tmp_path / "run"
+    assert run_train("--episodes", 2000, "--out", run).returncode == 0
+    before = (run / "snapshot.td2048").read_bytes()
+    # the next snapshot (at 3000) stays half-written for 60 s: kill the process then
+    proc = start_train("--resume", run, "--episodes", 1_000_000, "--quiet", env={"TD2048_TEST_SLOW_SAVE": "60"})
+    wait_for(lambda: list(run.glob(".snapshot.td2048.*.tmp")))
+    proc.kill()
+    proc.wait()
+    assert (run / "snapshot.td2048").read_bytes() == before  # the previous snapshot is whole
+    assert max(logged_episodes(run)) > 2000
+
+    r = run_train("--resume", run, "--episodes", 3500)
+    assert r.returncode == 0, r.stderr
+    assert "resuming at episode 2000" in r.stdout
+    assert_complete(run, 3500)
+
+
+def test_sigterm_saves_and_says_how_to_resume(tmp_path):
+    run = tmp_path / "run"
+    proc = subprocess.Popen([*TRAIN, "--episodes", "1000000", "--out", str(run)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    wait_for(lambda: (run / "log.jsonl").exists() and len(logged_episodes(run)) >= 3)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert f"td2048 train --resume {run}" in out
+    done = load_model(run / "model.td2048")[1]["training"]["episodes"]
+    assert logged_episodes(run) == list(range(100, done + 1, 100))
+    r = run_train("--resume", run, "--episodes", done + 200)
+    assert r.returncode == 0 and f"resuming at episode {done}" in r.stdout
+    assert_complete(run, done + 200)
+
+
+def test_resume_refuses_what_is_not_a_run(tmp_path):
+    r = run_train("--resume", tmp_path / "nothing")
+    assert r.returncode == 2 and "no training run to resume" in r.stderr
+
+
+def test_threads_and_init(tmp_path):
+    r = run_train("--episodes", 1000, "--threads", 2, "--out", tmp_path / "a", "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert logged_episodes(tmp_path / "a") == list(range(100, 1001, 100))
+    r = run_train("--init", tmp_path / "a" / "model.td2048", "--episodes", 200, "--out", tmp_path / "b")
+    assert r.returncode == 0, r.stderr
+    settings = json.loads((tmp_path / "b" / "settings.json").read_text())
+    assert settings["network"] == "2x4" and settings["init"].endswith("model.td2048")
