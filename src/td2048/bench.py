@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from td2048.config import DEFAULT_MEMORY_LIMIT
+from td2048.config import DEFAULT_BLOCK, DEFAULT_MEMORY_LIMIT
 from td2048.io.model import load_model
 from td2048.learn import Player
 from td2048.network import Network, parse_network
@@ -22,10 +22,12 @@ def _timed_blocks(player: Player, seconds: float, mode: str, alpha: float, block
 
 
 def benchmark(network: str = "4x6", seconds: float = 5.0, isomorphisms: int | None = None, seed: int = 0,
-              update: str = "backward", block: int = 20, memory_limit: int = DEFAULT_MEMORY_LIMIT,
+              update: str = "backward", block: int = DEFAULT_BLOCK, memory_limit: int = DEFAULT_MEMORY_LIMIT,
               weights: str | None = None, threads: int = 1) -> dict:
     """Train for ``seconds``, then play (no updates) with the weights so trained for ``seconds``.
 
+    Episodes run in blocks of ``block`` (the training default), as ``td2048 train`` runs them; with
+    several threads the weight copies are merged after each block (td2048.kernels.merge).
     Training starts from zero weights, or from a weight file (``weights``): a trained network
     plays longer games over more of its tables, which is slower than the first seconds of a run.
     ``compile_s`` is the time of the first tiny call, which compiles the kernels or loads them
@@ -39,9 +41,10 @@ def benchmark(network: str = "4x6", seconds: float = 5.0, isomorphisms: int | No
         spec = parse_network(network, isomorphisms)
 
     start = time.perf_counter()
-    warm = Player(Network(spec, memory_limit=memory_limit), seed=seed)  # compiles, or loads the cache
-    warm.run(1, update, 0.1)
-    warm.run(1, "play")
+    # compiles, or loads from the cache, the kernels the measures use (with threads: the tracked ones)
+    warm = Player(Network(spec, memory_limit=memory_limit), seed=seed, threads=threads)
+    warm.run(threads, update, 0.1)
+    warm.run(threads, "play")
     compile_s = time.perf_counter() - start
     del warm
     start = time.perf_counter()
@@ -50,6 +53,7 @@ def benchmark(network: str = "4x6", seconds: float = 5.0, isomorphisms: int | No
 
     player = Player(net, seed=seed, threads=threads)
     train_moves, train_s = _timed_blocks(player, seconds, update, 0.1, block)
+    player.merge()
     test_moves, test_s = _timed_blocks(player, seconds, "play", 0.0, block)
     return {
         "network": spec.name,

@@ -31,6 +31,8 @@ from td2048.config import (
 )
 from td2048.errors import TD2048Error
 from td2048.games.game2048 import row_table
+from td2048.kernels import kernels_for
+from td2048.kernels.merge import MEAN, NO_TRACKING, dirty_size, merge_regions
 from td2048.network import Network, parse_network
 from td2048.rng import make_rng_state
 from td2048.stats import BlockStats
@@ -41,6 +43,8 @@ MODES = ("play",) + UPDATE_MODES
 # 2048 with 4-bit cells: every move spawns a tile worth >= 2 and the tiles sum to at most
 # 16 * 32768, so no episode is longer than this many moves.
 MAX_EPISODE_MOVES = 16 * 32768 // 2 + 16
+DEFAULT_MERGE_SECONDS = 1.0  # multi-thread training: seconds of training between merges of the weight copies
+_RNG_STRIDE = 16  # uint64s per thread's random state: 128 bytes, two cache lines
 
 
 @dataclass
@@ -57,12 +61,18 @@ class Player:
     """Runs blocks of episodes of a network, learning or not, with explicit random state.
 
     With ``threads`` > 1 the episodes of a block are shared among threads that play at once
-    on the same weights, updating them without locks (the kernels release the GIL). Such runs
-    are fast but not reproducible; one thread is reproducible bit for bit.
+    (the kernels release the GIL). Playing, they read the network's weights; learning, each
+    thread trains a copy of its own and the copies are merged into the network at the end of
+    a block once ``merge_seconds`` of training have passed since the last merge (see
+    :mod:`td2048.kernels.merge` for why and how), and whenever :meth:`merge` is called. Such runs are fast but not
+    reproducible; one thread is reproducible bit for bit and needs no copies.
+
+    The player owns the network's weights while it learns: change them between blocks only
+    through :meth:`sync` (or a new player).
     """
 
     def __init__(self, network: Network, seed: int | None = None, threads: int = 1,
-                 rng_states: np.ndarray | None = None):
+                 rng_states: np.ndarray | None = None, merge_seconds: float = DEFAULT_MERGE_SECONDS):
         if threads < 1:
             raise TD2048Error(f"threads must be at least 1, not {threads}")
         self.network = network
@@ -70,15 +80,41 @@ class Player:
         if rng_states is None:
             children = np.random.SeedSequence(seed).spawn(threads) if threads > 1 else [seed]
             rng_states = np.stack([make_rng_state(child) for child in children])
-        self.rng_states = np.ascontiguousarray(rng_states, dtype=np.uint64).reshape(threads, 4)
+        # each thread's state on cache lines of its own: states written on every move by two
+        # threads in one 64-byte line cost more than the second thread gains (false sharing)
+        self._rng_rows = np.zeros((threads, _RNG_STRIDE), np.uint64)
+        self._rng_rows[:, :4] = np.asarray(rng_states, dtype=np.uint64).reshape(threads, 4)
         self._table = row_table()
         self._paths_after = np.zeros((threads, MAX_EPISODE_MOVES), np.uint64)
         self._paths_reward = np.zeros((threads, MAX_EPISODE_MOVES), np.int64)
+        self._copies = None  # per-thread weight copies, made on the first learning block
+        self._dirty = None
+        self.merge_seconds = merge_seconds  # training time between merges of the copies
+        self.merge_rule = MEAN
+        self._unmerged_seconds = 0.0
+
+    @property
+    def rng_states(self) -> np.ndarray:
+        """The threads' random states, ``uint64[threads, 4]`` (a view: it advances as episodes are played)."""
+        return self._rng_rows[:, :4]
 
     @property
     def rng_state(self) -> np.ndarray:
         """The random state of the first (with one thread: the only) thread."""
-        return self.rng_states[0]
+        return self._rng_rows[0, :4]
+
+    def sync(self) -> None:
+        """Take the network's weights again (after they were changed from outside)."""
+        if self._copies is not None:
+            self._copies[:] = self.network.weights
+            self._dirty[:] = 0
+            self._unmerged_seconds = 0.0
+
+    def merge(self) -> None:
+        """Bring what the threads learned into the network's weights now (before saving them)."""
+        if self._copies is not None and self._unmerged_seconds > 0:
+            self._merge()
+            self._unmerged_seconds = 0.0
 
     def run(self, episodes: int, mode: str = "play", alpha: float = 0.0) -> EpisodeBlock:
         """Play ``episodes`` episodes; ``mode`` is play, backward or forward."""
@@ -88,9 +124,18 @@ class Player:
         scores = np.zeros(episodes, np.int64)
         max_codes = np.zeros(episodes, np.int64)
         moves = np.zeros(episodes, np.int64)
+        copies = self.threads > 1 and mode != "play"
+        if copies and self._copies is None:
+            self._copies = np.tile(self.network.weights, (self.threads, 1))
+            self._dirty = np.zeros((self.threads, dirty_size(self.network.weights.size)), np.uint8)
+            self._tracked_kernels = kernels_for(self.network.spec, tracked=True)
+        if copies:
+            kernels = self._tracked_kernels
 
         def play(thread, lo, hi):
-            kernels.run_block(self._table, self.network.weights, self.rng_states[thread], mode_code, alpha_split,
+            weights = self._copies[thread] if copies else self.network.weights
+            dirty = self._dirty[thread] if copies else NO_TRACKING
+            kernels.run_block(self._table, weights, dirty, self._rng_rows[thread, :4], mode_code, alpha_split,
                               self._paths_after[thread], self._paths_reward[thread],
                               scores[lo:hi], max_codes[lo:hi], moves[lo:hi])
 
@@ -99,11 +144,27 @@ class Player:
             play(0, 0, episodes)
         else:
             self._run_threads(episodes, play)
+            if copies:
+                self._unmerged_seconds += time.perf_counter() - start
+                if self._unmerged_seconds >= self.merge_seconds:
+                    self.merge()
         return EpisodeBlock(scores, max_codes, moves, time.perf_counter() - start)
 
+    def _merge(self) -> None:
+        regions = self._dirty.shape[1]
+        bounds = np.linspace(0, regions, self.threads + 1).astype(np.int64)
+        workers = [threading.Thread(target=merge_regions, daemon=True,
+                                    args=(self.network.weights, self._copies, self._dirty, bounds[t], bounds[t + 1],
+                                          self.merge_rule))
+                   for t in range(self.threads)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+
     def _run_threads(self, episodes: int, play) -> None:
-        # threads take small batches from a shared counter, so long episodes do not leave a core idle
-        batch = max(1, episodes // (self.threads * 16))
+        # guided scheduling: threads take batches from a shared counter, each a share of what is
+        # left, so batches shrink toward the end of the block and no core waits long for the other
         lock = threading.Lock()
         next_episode = [0]
 
@@ -111,10 +172,11 @@ class Player:
             while True:
                 with lock:
                     lo = next_episode[0]
-                    next_episode[0] = min(episodes, lo + batch)
+                    hi = min(episodes, lo + max(1, (episodes - lo) // (2 * self.threads)))
+                    next_episode[0] = hi
                 if lo >= episodes:
                     return
-                play(thread, lo, min(episodes, lo + batch))
+                play(thread, lo, hi)
 
         workers = [threading.Thread(target=worker, args=(t,), daemon=True) for t in range(self.threads)]
         for w in workers:
@@ -176,6 +238,7 @@ def train(settings: TrainSettings, network: Network | None = None,
         stats.append(block)
         if on_block is not None:
             on_block(block)
+    player.merge()
     return network, stats
 
 

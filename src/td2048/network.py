@@ -230,4 +230,7 @@ class Network:
 
     def td_update(self, board: int, target: float, alpha: float) -> float:
         """One TD step with the learning rate split over all features; returns the new V(board)."""
-        return float(self.kernels.td_update(self.weights, U64(board), float(target), alpha / self.spec.n_features))
+        from td2048.kernels.merge import NO_TRACKING
+
+        return float(self.kernels.td_update(self.weights, NO_TRACKING, U64(board), float(target),
+                                            alpha / self.spec.n_features))

@@ -172,6 +172,7 @@ class TrainingRun:
     def snapshot(self, background: bool = False) -> None:
         """Save weights and state; in the background the weights are copied first and training goes on."""
         self.wait()
+        self.player.merge()
         network = Network(self.network.spec, self.network.weights.copy(), memory_limit=self.network.spec.nbytes) \
             if background else self.network
         state, info = self._state(), self._training_info()

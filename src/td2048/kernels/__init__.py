@@ -46,9 +46,12 @@ def _writable_dir() -> Path:
     raise OSError("no writable directory for td2048's compiled kernels (set TD2048_CACHE_DIR)")
 
 
-def kernels_for(spec) -> ModuleType:
-    """The compiled-kernel module of a network spec (generated and imported on first use)."""
-    source = generate_source(spec)
+def kernels_for(spec, tracked: bool = False) -> ModuleType:
+    """The compiled-kernel module of a network spec (generated and imported on first use).
+
+    ``tracked``: the variant for multi-thread training, which flags the weight regions it changes.
+    """
+    source = generate_source(spec, tracked)
     digest = hashlib.sha256(source.encode()).hexdigest()[:20]
     if digest in _loaded:
         return _loaded[digest]

@@ -23,12 +23,12 @@ FORWARD = 2  # update each afterstate online, as soon as the next move is chosen
 
 
 @njit
-def td_update(w, b, target, alpha_split):
+def td_update(w, dirty, b, target, alpha_split):
     """Move V(b) toward target: every feature weight gets alpha_split * (target - V(b)).
 
-    Returns V(b) after the update.
+    Returns V(b) after the update. ``dirty`` marks changed regions (see td2048.kernels.merge).
     """
-    return add_to_features(w, b, alpha_split * (target - value(w, b)))
+    return add_to_features(w, dirty, b, alpha_split * (target - value(w, b)))
 
 
 @njit
@@ -54,7 +54,7 @@ def best_move(table, w, board):
 
 
 @njit
-def play_episode(table, w, rng, mode, alpha_split, path_after, path_reward):
+def play_episode(table, w, dirty, rng, mode, alpha_split, path_after, path_reward):
     """One whole episode; learns when mode is BACKWARD or FORWARD. Returns (score, moves, final board).
 
     ``path_after`` and ``path_reward`` hold the episode's afterstates and rewards (BACKWARD only).
@@ -68,7 +68,7 @@ def play_episode(table, w, rng, mode, alpha_split, path_after, path_reward):
         if d < 0:
             break
         if mode == FORWARD and steps > 0:
-            td_update(w, previous, reward + after_value, alpha_split)
+            td_update(w, dirty, previous, reward + after_value, alpha_split)
         elif mode == BACKWARD:
             path_after[steps] = after
             path_reward[steps] = reward
@@ -77,20 +77,20 @@ def play_episode(table, w, rng, mode, alpha_split, path_after, path_reward):
         steps += 1
         board = spawn_tile(after, rng)
     if mode == FORWARD and steps > 0:
-        td_update(w, previous, 0.0, alpha_split)
+        td_update(w, dirty, previous, 0.0, alpha_split)
     elif mode == BACKWARD:
         # s'_t moves toward r_t+1 + V(s'_t+1), V already updated: the last one toward 0
         target = 0.0
         for t in range(steps - 1, -1, -1):
-            target = path_reward[t] + td_update(w, path_after[t], target, alpha_split)
+            target = path_reward[t] + td_update(w, dirty, path_after[t], target, alpha_split)
     return score, steps, board
 
 
 @njit
-def run_block(table, w, rng, mode, alpha_split, path_after, path_reward, out_score, out_max_code, out_moves):
+def run_block(table, w, dirty, rng, mode, alpha_split, path_after, path_reward, out_score, out_max_code, out_moves):
     """len(out_score) episodes in one compiled call; per-episode results go to the out arrays."""
     for e in range(out_score.shape[0]):
-        score, steps, final = play_episode(table, w, rng, mode, alpha_split, path_after, path_reward)
+        score, steps, final = play_episode(table, w, dirty, rng, mode, alpha_split, path_after, path_reward)
         out_score[e] = score
         out_moves[e] = steps
         out_max_code[e] = max_code(final)
