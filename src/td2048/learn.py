@@ -32,7 +32,7 @@ from td2048.config import (
 from td2048.errors import TD2048Error
 from td2048.games.game2048 import row_table
 from td2048.kernels import kernels_for
-from td2048.kernels.merge import MEAN, NO_TRACKING, dirty_size, merge_regions
+from td2048.kernels.merge import NO_TRACKING, dirty_size, merge_regions
 from td2048.network import Network, parse_network
 from td2048.rng import make_rng_state
 from td2048.stats import BlockStats
@@ -90,7 +90,6 @@ class Player:
         self._copies = None  # per-thread weight copies, made on the first learning block
         self._dirty = None
         self.merge_seconds = merge_seconds  # training time between merges of the copies
-        self.merge_rule = MEAN
         self._unmerged_seconds = 0.0
 
     @property
@@ -154,8 +153,7 @@ class Player:
         regions = self._dirty.shape[1]
         bounds = np.linspace(0, regions, self.threads + 1).astype(np.int64)
         workers = [threading.Thread(target=merge_regions, daemon=True,
-                                    args=(self.network.weights, self._copies, self._dirty, bounds[t], bounds[t + 1],
-                                          self.merge_rule))
+                                    args=(self.network.weights, self._copies, self._dirty, bounds[t], bounds[t + 1]))
                    for t in range(self.threads)]
         for w in workers:
             w.start()

@@ -9,6 +9,11 @@ block, once about a second of training has passed since the last merge (and befo
 save), the copies are merged region by region: a weight changed by k
 threads moves by the mean of their k changes. A weight that only one thread changed gets
 that thread's change exactly; one that every thread changed does not get its step doubled.
+
+Measured on 4x6, 100,000 episodes, 2 threads (2048 reached in the last block): single thread
+91.1%; mean rule, merges every second 87.7%; sum rule, merges every second 79.6% (weights that converge within an
+interval overshoot, and the run degraded after 50,000 episodes); sum rule, merges every block
+86.8%. The staleness between merges costs some learning per episode whatever the rule.
 """
 
 import numpy as np
@@ -22,11 +27,8 @@ def dirty_size(n_weights: int) -> int:
     return (n_weights >> DIRTY_SHIFT) + 1
 
 
-MEAN, SUM = 0, 1  # merge rules: mean of the threads' changes, or their sum
-
-
 @njit
-def merge_regions(shared, copies, dirty, first, last, rule=MEAN):
+def merge_regions(shared, copies, dirty, first, last):
     """Merge regions [first, last) of the threads' ``copies`` into ``shared``, then refresh the copies.
 
     ``copies`` is ``float32[threads, n]``, ``dirty`` is ``uint8[threads, regions]``; both are
@@ -58,7 +60,7 @@ def merge_regions(shared, copies, dirty, first, last, rule=MEAN):
             if k == 1:
                 shared[i] = changed  # exactly the one thread's value
             elif k > 1:
-                shared[i] = base + (total / np.float32(k) if rule == MEAN else total)
+                shared[i] = base + total / np.float32(k)
             for t in range(threads):
                 copies[t, i] = shared[i]
         for t in range(threads):

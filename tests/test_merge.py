@@ -1,0 +1,55 @@
+"""Merging the weight copies of multi-thread training."""
+
+import numpy as np
+
+from td2048.kernels.merge import DIRTY_SHIFT, dirty_size, merge_regions
+from td2048.learn import Player, TrainSettings, train
+from td2048.network import Network, parse_network
+
+REGION = 1 << DIRTY_SHIFT
+
+
+def test_merge_rule():
+    n = 4 * REGION
+    shared = np.zeros(n, np.float32)
+    copies = np.zeros((2, n), np.float32)
+    dirty = np.zeros((2, dirty_size(n)), np.uint8)
+    copies[0, 1] = 0.3  # one thread changed it: its value exactly
+    copies[0, REGION + 2] = 1.0  # both changed it: the mean of the changes
+    copies[1, REGION + 2] = 3.0
+    copies[1, 3 * REGION] = 7.0  # changed but not flagged: not merged
+    dirty[0, 0] = dirty[0, 1] = dirty[1, 1] = 1
+    assert merge_regions(shared, copies, dirty, 0, dirty.shape[1]) == 2
+    assert shared[1] == np.float32(0.3) and shared[REGION + 2] == 2.0 and shared[3 * REGION] == 0
+    assert (copies[:, :3 * REGION] == shared[:3 * REGION]).all() and not dirty.any()
+
+
+def test_threads_learn_and_weights_are_merged():
+    settings = TrainSettings(network="2x4", episodes=3000, block=500, seed=1, threads=2)
+    net, stats = train(settings)
+    assert stats[-1].avg > 1.5 * stats[0].avg
+    player = Player(net, seed=2, threads=2)
+    before = net.weights.copy()
+    player.run(200, "backward", 0.1)
+    player.merge()
+    assert not np.array_equal(before, net.weights)
+    assert np.array_equal(player._copies[0], net.weights) and np.array_equal(player._copies[1], net.weights)
+
+
+def test_tracked_kernels_learn_like_plain_ones():
+    """One thread on the tracked kernels gives the same weights as the plain kernels."""
+    plain = Network(parse_network("2x4"))
+    Player(plain, seed=5).run(50, "backward", 0.1)
+    tracked_net = Network(parse_network("2x4"))
+    player = Player(tracked_net, seed=5, threads=1)
+    from td2048.games.game2048 import row_table
+    from td2048.kernels import kernels_for
+
+    k = kernels_for(tracked_net.spec, tracked=True)
+    dirty = np.zeros(dirty_size(tracked_net.weights.size), np.uint8)
+    out = [np.zeros(50, np.int64) for _ in range(3)]
+    k.run_block(row_table(), tracked_net.weights, dirty, player.rng_state, k.BACKWARD, 0.1 / 16,
+                np.zeros(300_000, np.uint64), np.zeros(300_000, np.int64), *out)
+    assert np.array_equal(plain.weights, tracked_net.weights)
+    changed = np.nonzero(tracked_net.weights)[0] >> DIRTY_SHIFT
+    assert dirty[changed].all()
