@@ -38,7 +38,7 @@ def plot_runs(runs: list[str | os.PathLike], out: str | os.PathLike, labels: lis
     runs = [Path(r) for r in runs]
     logs = [_load(r) for r in runs]
     labels = labels or [r.resolve().name for r in runs]
-    fig = Figure(figsize=(11, 4.5), dpi=100, layout="constrained")
+    fig = Figure(figsize=(12, 4.5), dpi=100, layout="constrained")
     score_ax, rate_ax = fig.subplots(1, 2)
     colors = [f"C{i % 10}" for i in range(len(runs))]
     for blocks, label, color in zip(logs, labels, colors, strict=True):
@@ -54,9 +54,9 @@ def plot_runs(runs: list[str | os.PathLike], out: str | os.PathLike, labels: lis
     for ax in (score_ax, rate_ax):
         ax.grid(alpha=0.3)
         ax.xaxis.set_major_formatter(FuncFormatter(_episodes_label))
-    score_ax.legend(loc="upper left", fontsize="small")
+    score_ax.legend(loc="best", fontsize="small")
     if rate_ax.lines:
-        rate_ax.legend(loc="upper left", fontsize="small")
+        rate_ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")  # beside the curves
     out = Path(out)
     with atomic_open(out, "wb") as f:
         fig.savefig(f, format="png")
