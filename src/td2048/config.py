@@ -22,5 +22,5 @@ DEFAULT_ALPHA = 0.1
 DEFAULT_NETWORK = "4x6"
 DEFAULT_EPISODES = 100_000
 DEFAULT_BLOCK = 1000
-DEFAULT_SNAPSHOT_EVERY = 10_000
+DEFAULT_SNAPSHOT_EVERY = 25_000  # each 4x6 snapshot costs ~0.3 s of training (writing 268 MB evicts the caches)
 DEFAULT_MEMORY_LIMIT = 2 * 1024**3  # 2 GiB of weights, the course's limit
