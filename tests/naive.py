@@ -19,6 +19,33 @@ def from_grid(grid) -> int:
     return sum(grid[r][c] << (4 * (4 * r + c)) for r in range(4) for c in range(4))
 
 
+FIB = [0, 1, 2]
+while len(FIB) < 40:
+    FIB.append(FIB[-1] + FIB[-2])
+
+
+def fib_value(code: int) -> int:
+    """2584 tile value of a code: F(code + 1) with F1 = F2 = 1."""
+    return FIB[code]
+
+
+def slide_line_2584(line: list[int], max_code: int = 31) -> tuple[list[int], int]:
+    """2584: neighbours in the Fibonacci sequence merge (and 1 + 1); the result is the larger + 1."""
+    tiles = [c for c in line if c]
+    out, reward, i = [], 0, 0
+    while i < len(tiles):
+        if i + 1 < len(tiles):
+            a, b = tiles[i], tiles[i + 1]
+            if max(a, b) < max_code and (abs(a - b) == 1 or a == b == 1):
+                out.append(max(a, b) + 1)
+                reward += fib_value(max(a, b) + 1)
+                i += 2
+                continue
+        out.append(tiles[i])
+        i += 1
+    return out + [0] * (4 - len(out)), reward
+
+
 def slide_line(line: list[int], max_code: int = 15) -> tuple[list[int], int]:
     """Slide toward index 0: the leading equal pair merges first, a merged tile does not merge again."""
     tiles = [c for c in line if c]
@@ -34,8 +61,9 @@ def slide_line(line: list[int], max_code: int = 15) -> tuple[list[int], int]:
     return out + [0] * (4 - len(out)), reward
 
 
-def move(grid, direction: int, max_code: int = 15) -> tuple[list[list[int]], int]:
+def move(grid, direction: int, max_code: int = 15, game: str = "2048") -> tuple[list[list[int]], int]:
     """(new grid, reward); the grid is unchanged for an illegal move."""
+    slide = slide_line if game == "2048" else slide_line_2584
     g = [row[:] for row in grid]
     total = 0
     for k in range(4):
@@ -47,7 +75,7 @@ def move(grid, direction: int, max_code: int = 15) -> tuple[list[list[int]], int
             line = [g[r][k] for r in range(4)]
         else:
             line = [g[r][k] for r in range(3, -1, -1)]
-        new, reward = slide_line(line, max_code)
+        new, reward = slide(line, max_code)
         total += reward
         for j in range(4):
             if direction == LEFT:

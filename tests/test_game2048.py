@@ -6,7 +6,8 @@ from hypothesis import strategies as st
 from naive import UP, from_grid, move, slide_line, to_grid
 
 from td2048.games import bitboard as bb
-from td2048.games.game2048 import MAX_CODE, _py_spawn, can_move, py_move, row_table, slide_row_left
+from td2048.games.game2048 import MAX_CODE, _py_spawn, can_move, py_move, row_table
+from td2048.games.rules import slide_row_left
 from td2048.rng import make_rng_state
 
 codes = st.integers(min_value=0, max_value=15)

@@ -7,8 +7,8 @@ One episode, in the notation of the course demo::
 ``s'`` is the *afterstate*: the board right after the slide, before the new tile.
 
 Moves are numbered as in the course: 0 = up, 1 = right, 2 = down, 3 = left. A row slide
-comes from a 65536-entry table built once from :func:`slide_row_left`, the one
-definition of how tiles slide and merge; up and down are row slides of the transposed
+comes from a 65536-entry table built once from :func:`td2048.games.rules.slide_row_left`,
+the one definition of how tiles slide and merge; up and down are row slides of the transposed
 board. A move that changes nothing is illegal; the game ends when no move is legal.
 
 Cells hold 4 bits, so the largest tile is 32768 (code 15): two 32768 tiles do not merge
@@ -21,6 +21,7 @@ import numpy as np
 
 from td2048.config import njit
 from td2048.games.bitboard import ROW_MASK, U64, count_empty, empty_mask, transpose
+from td2048.games.rules import GAME_2048, slide_row_left
 from td2048.rng import below, uniform
 
 UP, RIGHT, DOWN, LEFT = 0, 1, 2, 3
@@ -33,44 +34,14 @@ _LEFT, _RIGHT, _LEFT_REWARD, _RIGHT_REWARD = 0, 1, 2, 3
 
 
 @njit
-def slide_row_left(codes, max_code):
-    """Slide 4 codes toward index 0 and merge; returns (new codes, reward).
-
-    Scan from the side slid toward and merge the leading equal pair first; a tile made by a
-    merge does not merge again in the same move. The reward is the sum of the new tiles'
-    values. Codes of ``max_code`` do not merge (no room in the cell).
-    """
-    tiles = np.zeros(4, np.int64)
-    count = 0
-    for c in codes:
-        if c != 0:
-            tiles[count] = c
-            count += 1
-    out = np.zeros(4, np.int64)
-    reward = 0
-    i = 0
-    j = 0
-    while i < count:
-        if i + 1 < count and tiles[i] == tiles[i + 1] and tiles[i] < max_code:
-            out[j] = tiles[i] + 1
-            reward += 1 << (tiles[i] + 1)
-            i += 2
-        else:
-            out[j] = tiles[i]
-            i += 1
-        j += 1
-    return out, reward
-
-
-@njit
 def _build_row_table(max_code):
     table = np.zeros((4, 65536), np.uint32)
     codes = np.zeros(4, np.int64)
     for row in range(65536):
         for k in range(4):
             codes[k] = (row >> (4 * k)) & 0xF
-        left, left_reward = slide_row_left(codes, max_code)
-        right_rev, right_reward = slide_row_left(codes[::-1].copy(), max_code)
+        left, left_reward = slide_row_left(codes, max_code, GAME_2048)
+        right_rev, right_reward = slide_row_left(codes[::-1].copy(), max_code, GAME_2048)
         packed_left = 0
         packed_right = 0
         for k in range(4):

@@ -1,0 +1,78 @@
+"""The merge rules of the games, in one row function that every move table is built from.
+
+A row of 4 codes slides toward index 0: scan from that side, merge the leading mergeable
+pair first; a tile made by a merge does not merge again in the same move. The reward is the
+sum of the new tiles' values.
+
+- 2048: codes are log2 of the tile (1 = 2, 2 = 4, ...); two equal codes merge into code + 1.
+- 2584 (Fibonacci): code i holds F(i+1) with F1 = F2 = 1 (1 = 1, 2 = 2, 3 = 3, 4 = 5, 5 = 8,
+  ...; 17 = 2584); two codes merge when they differ by exactly 1, or are both 1 (1 + 1 = 2);
+  the result is max(a, b) + 1. Equal codes >= 2 do not merge.
+
+Codes of ``max_code`` never merge: their result would not fit in the cell.
+"""
+
+import numpy as np
+
+from td2048.config import njit
+
+GAME_2048, GAME_2584 = 0, 1
+GAMES = {"2048": GAME_2048, "2584": GAME_2584}
+WIN_TILE = {"2048": 2048, "2584": 2584}
+
+
+def fibonacci_values(n: int = 40) -> np.ndarray:
+    """Tile value of each 2584 code: 0, 1, 2, 3, 5, 8, ... (code i: F(i+1))."""
+    values = np.zeros(n, np.int64)
+    a, b = 1, 2
+    for i in range(1, n):
+        values[i] = a
+        a, b = b, a + b
+    return values
+
+
+FIBONACCI = fibonacci_values()
+
+
+def tile_value(game: str, code: int) -> int:
+    if code == 0:
+        return 0
+    return int(FIBONACCI[code]) if game == "2584" else 1 << int(code)
+
+
+@njit(inline="always")
+def _merges(rule, a, b):
+    if rule == GAME_2048:
+        return a == b
+    return (a == 1 and b == 1) or a - b == 1 or b - a == 1
+
+
+@njit
+def slide_row_left(codes, max_code, rule=GAME_2048):
+    """Slide 4 codes toward index 0 and merge by ``rule``; returns (new codes, reward)."""
+    fib = np.zeros(40, np.int64)
+    fib[1], fib[2] = 1, 2
+    for i in range(3, 40):
+        fib[i] = fib[i - 1] + fib[i - 2]
+    tiles = np.zeros(4, np.int64)
+    count = 0
+    for c in codes:
+        if c != 0:
+            tiles[count] = c
+            count += 1
+    out = np.zeros(4, np.int64)
+    reward = 0
+    i = 0
+    j = 0
+    while i < count:
+        a = tiles[i]
+        if i + 1 < count and a < max_code and tiles[i + 1] < max_code and _merges(rule, a, tiles[i + 1]):
+            made = max(a, tiles[i + 1]) + 1
+            out[j] = made
+            reward += (1 << made) if rule == GAME_2048 else fib[made]
+            i += 2
+        else:
+            out[j] = a
+            i += 1
+        j += 1
+    return out, reward

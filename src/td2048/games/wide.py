@@ -1,0 +1,223 @@
+"""Boards of 5-bit cells, for tiles past 32768 and for 2584: a pair of words ``(lo, hi)``.
+
+``lo`` is the board of :mod:`td2048.games.bitboard` holding each cell's low 4 bits; bit i of
+``hi`` is bit 4 of cell i's code::
+
+    code of cell i = ((lo >> 4 i) & 0xF) | (((hi >> i) & 1) << 4)          (0 .. 31)
+
+    hi, a 4x4 matrix of bits:  bit  0  1  2  3
+                                    4  5  6  7
+                                    8  9 10 11
+                                   12 13 14 15
+
+The symmetries act on both words (``hi`` with the 16-bit versions of transpose, mirror and
+flip). A row is 20 bits (16 from ``lo``, 4 from ``hi``) and slides through tables of 2**20
+entries, built, as the 4-bit tables are, from :func:`td2048.games.rules.slide_row_left`.
+New tiles are codes 1 and 2 (p = 0.9 / 0.1) in both games, on a uniformly random empty cell.
+"""
+
+import functools
+
+import numpy as np
+
+from td2048.config import njit
+from td2048.games.bitboard import NIBBLE, U64, empty_mask, flip, mirror, transpose
+from td2048.games.rules import GAMES, slide_row_left
+from td2048.rng import below, uniform
+
+MAX_WIDE_CODE = 31
+P_TWO = 0.1  # the new tile is code 2 with p = 0.1, else code 1
+_ROW_BITS = 20
+_LEFT, _RIGHT, _LEFT_REWARD, _RIGHT_REWARD = 0, 1, 2, 3
+UP, RIGHT, DOWN, LEFT = 0, 1, 2, 3
+
+
+@njit(inline="always")
+def transpose16(x):
+    """Transpose of a 4x4 bit matrix in 16 bits (bit 4 r + c)."""
+    t = (x ^ (x >> U64(3))) & U64(0x0A0A)
+    x = x ^ t ^ (t << U64(3))
+    t = (x ^ (x >> U64(6))) & U64(0x00CC)
+    return x ^ t ^ (t << U64(6))
+
+
+@njit(inline="always")
+def mirror16(x):
+    """Reverse the 4 bits of each row."""
+    x = ((x & U64(0x5555)) << U64(1)) | ((x >> U64(1)) & U64(0x5555))
+    return ((x & U64(0x3333)) << U64(2)) | ((x >> U64(2)) & U64(0x3333))
+
+
+@njit(inline="always")
+def flip16(x):
+    """Reverse the order of the rows."""
+    x = ((x & U64(0x00FF)) << U64(8)) | ((x >> U64(8)) & U64(0x00FF))
+    return ((x & U64(0x0F0F)) << U64(4)) | ((x >> U64(4)) & U64(0x0F0F))
+
+
+@njit(inline="always")
+def wide_transpose(b):
+    return (transpose(b[0]), transpose16(b[1]))
+
+
+@njit(inline="always")
+def wide_mirror(b):
+    return (mirror(b[0]), mirror16(b[1]))
+
+
+@njit(inline="always")
+def wide_flip(b):
+    return (flip(b[0]), flip16(b[1]))
+
+
+@njit(inline="always")
+def wide_code(b, i):
+    return np.int64(((b[0] >> U64(4 * i)) & NIBBLE) | (((b[1] >> U64(i)) & U64(1)) << U64(4)))
+
+
+@njit
+def wide_max_code(b):
+    best = 0
+    for i in range(16):
+        c = wide_code(b, i)
+        if c > best:
+            best = c
+    return best
+
+
+@njit(inline="always")
+def wide_empty_mask(b):
+    """Bit 4 i set where cell i is empty (both words zero there)."""
+    hi = b[1]
+    spread = U64(0)
+    for i in range(16):
+        spread |= ((hi >> U64(i)) & U64(1)) << U64(4 * i)
+    return empty_mask(b[0]) & ~spread
+
+
+@njit
+def _build_wide_table(rule):
+    table = np.zeros((4, 1 << _ROW_BITS), np.uint32)
+    codes = np.zeros(4, np.int64)
+    for row in range(1 << _ROW_BITS):
+        for k in range(4):
+            codes[k] = ((row >> (4 * k)) & 0xF) | (((row >> (16 + k)) & 1) << 4)
+        left, left_reward = slide_row_left(codes, MAX_WIDE_CODE, rule)
+        right_rev, right_reward = slide_row_left(codes[::-1].copy(), MAX_WIDE_CODE, rule)
+        packed_left = 0
+        packed_right = 0
+        for k in range(4):
+            packed_left |= ((left[k] & 0xF) << (4 * k)) | ((left[k] >> 4) << (16 + k))
+            c = right_rev[3 - k]
+            packed_right |= ((c & 0xF) << (4 * k)) | ((c >> 4) << (16 + k))
+        table[_LEFT, row] = packed_left
+        table[_RIGHT, row] = packed_right
+        table[_LEFT_REWARD, row] = left_reward
+        table[_RIGHT_REWARD, row] = right_reward
+    return table
+
+
+@functools.cache
+def wide_row_table(game: str) -> np.ndarray:
+    """``uint32[4, 2**20]``: left result, right result, left reward, right reward of every 20-bit row."""
+    table = _build_wide_table(GAMES[game])
+    table.setflags(write=False)
+    return table
+
+
+@njit(inline="always")
+def _slide_rows(table, b, side):
+    lo = b[0]
+    hi = b[1]
+    out_lo = U64(0)
+    out_hi = U64(0)
+    reward = 0
+    for r in range(4):
+        row = np.int64(((lo >> U64(16 * r)) & U64(0xFFFF)) | (((hi >> U64(4 * r)) & U64(0xF)) << U64(16)))
+        result = U64(table[side, row])
+        out_lo |= (result & U64(0xFFFF)) << U64(16 * r)
+        out_hi |= (result >> U64(16)) << U64(4 * r)
+        reward += np.int64(table[side + 2, row])
+    return (out_lo, out_hi), reward
+
+
+@njit(inline="always")
+def wide_move(table, b, direction):
+    """Afterstate and reward of a slide; illegal if the afterstate equals the board."""
+    if direction == LEFT:
+        return _slide_rows(table, b, _LEFT)
+    if direction == RIGHT:
+        return _slide_rows(table, b, _RIGHT)
+    t = wide_transpose(b)
+    after, reward = _slide_rows(table, t, _LEFT if direction == UP else _RIGHT)
+    return wide_transpose(after), reward
+
+
+@njit(inline="always")
+def wide_spawn_tile(b, rng):
+    """Code 1 (p = 0.9) or 2 (p = 0.1) on a uniformly random empty cell; cell first, then tile."""
+    m = wide_empty_mask(b)
+    n = 0
+    for i in range(16):
+        n += np.int64((m >> U64(4 * i)) & U64(1))
+    if n == 0:
+        return b
+    k = below(rng, n)
+    code = U64(2) if uniform(rng) < P_TWO else U64(1)
+    for i in range(16):
+        if (m >> U64(4 * i)) & U64(1):
+            if k == 0:
+                return (b[0] | (code << U64(4 * i)), b[1])
+            k -= 1
+    return b
+
+
+@njit(inline="always")
+def wide_new_game(rng):
+    return wide_spawn_tile(wide_spawn_tile((U64(0), U64(0)), rng), rng)
+
+
+# Python-facing helpers (tests, tools)
+def wide_from_codes(codes) -> tuple[int, int]:
+    codes = [int(c) for c in np.asarray(codes).reshape(16)]
+    if min(codes) < 0 or max(codes) > MAX_WIDE_CODE:
+        raise ValueError("cell codes must be in 0..31")
+    return (sum((c & 0xF) << (4 * i) for i, c in enumerate(codes)), sum((c >> 4) << i for i, c in enumerate(codes)))
+
+
+def wide_to_codes(b) -> list[int]:
+    lo, hi = int(b[0]), int(b[1])
+    return [((lo >> (4 * i)) & 0xF) | (((hi >> i) & 1) << 4) for i in range(16)]
+
+
+def py_wide_move(game: str, b, direction: int):
+    after, reward = _py_wide_move(wide_row_table(game), (U64(b[0]), U64(b[1])), direction)
+    return (int(after[0]), int(after[1])), int(reward)
+
+
+@njit
+def _py_wide_move(table, b, direction):
+    return wide_move(table, b, direction)
+
+
+def py_wide_symmetries(b):
+    out = _py_wide_symmetries((U64(b[0]), U64(b[1])))
+    return [(int(x[0]), int(x[1])) for x in out]
+
+
+@njit
+def _py_wide_symmetries(b):
+    m = wide_mirror(b)
+    f = wide_flip(b)
+    mf = wide_mirror(f)
+    return (b, wide_transpose(f), mf, wide_transpose(m), m, f, wide_transpose(b), wide_transpose(mf))
+
+
+def py_wide_spawn(b, rng_state):
+    out = _py_wide_spawn((U64(b[0]), U64(b[1])), rng_state)
+    return (int(out[0]), int(out[1]))
+
+
+@njit
+def _py_wide_spawn(b, rng):
+    return wide_spawn_tile(b, rng)
