@@ -84,8 +84,13 @@ def test_missing_file_and_directory(tmp_path):
 def test_another_game_or_network_is_refused(model, tmp_path):
     path, net = model
     save_model(tmp_path / "fib.td2048", net, game="2584")
-    with pytest.raises(TD2048Error, match="game 2584"):
-        load_model(tmp_path / "fib.td2048")
+    assert load_model(tmp_path / "fib.td2048")[0].game == "2584"  # a model plays the game it was made for
+    with pytest.raises(TD2048Error, match="game 2584, not 2048"):
+        load_model(tmp_path / "fib.td2048", game="2048")
+    r = subprocess.run([sys.executable, "-m", "td2048.cli", "train", "--game", "2048", "--init",
+                        str(tmp_path / "fib.td2048"), "--episodes", "10", "--out", str(tmp_path / "r2")],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "game 2584, not 2048" in r.stderr and len(r.stderr.strip().splitlines()) == 1
     r = subprocess.run([sys.executable, "-m", "td2048.cli", "train", "--init", str(path), "--network", "4x6",
                         "--episodes", "10", "--out", str(tmp_path / "run")], capture_output=True, text=True)
     assert r.returncode == 2 and "holds network 2x4" in r.stderr and len(r.stderr.strip().splitlines()) == 1

@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from td2048.config import DEFAULT_BLOCK, DEFAULT_MEMORY_LIMIT
+from td2048.config import DEFAULT_BLOCK, DEFAULT_CLAMP_2584, DEFAULT_MEMORY_LIMIT
 from td2048.io.model import load_model
 from td2048.learn import Player
 from td2048.network import Network, parse_network
@@ -23,7 +23,7 @@ def _timed_blocks(player: Player, seconds: float, mode: str, alpha: float, block
 
 def benchmark(network: str = "4x6", seconds: float = 5.0, isomorphisms: int | None = None, seed: int = 0,
               update: str = "backward", block: int = DEFAULT_BLOCK, memory_limit: int = DEFAULT_MEMORY_LIMIT,
-              weights: str | None = None, threads: int = 1) -> dict:
+              weights: str | None = None, threads: int = 1, game: str = "2048", clamp: int | None = None) -> dict:
     """Train for ``seconds``, then play (no updates) with the weights so trained for ``seconds``.
 
     Episodes run in blocks of ``block`` (the training default), as ``td2048 train`` runs them; with
@@ -36,19 +36,21 @@ def benchmark(network: str = "4x6", seconds: float = 5.0, isomorphisms: int | No
     loaded = None
     if weights is not None:
         loaded, _ = load_model(weights)
-        spec = loaded.spec
+        spec, game = loaded.spec, loaded.game
     else:
-        spec = parse_network(network, isomorphisms)
+        if game == "2584" and clamp is None:
+            clamp = DEFAULT_CLAMP_2584
+        spec = parse_network(network, isomorphisms, clamp)
 
     start = time.perf_counter()
     # compiles, or loads from the cache, the kernels the measures use (with threads: the tracked ones)
-    warm = Player(Network(spec, memory_limit=memory_limit), seed=seed, threads=threads)
+    warm = Player(Network(spec, memory_limit=memory_limit, game=game), seed=seed, threads=threads)
     warm.run(threads, update, 0.1)
     warm.run(threads, "play")
     compile_s = time.perf_counter() - start
     del warm
     start = time.perf_counter()
-    net = loaded if loaded is not None else Network(spec, memory_limit=memory_limit)
+    net = loaded if loaded is not None else Network(spec, memory_limit=memory_limit, game=game)
     alloc_s = time.perf_counter() - start
 
     player = Player(net, seed=seed, threads=threads)
@@ -56,7 +58,9 @@ def benchmark(network: str = "4x6", seconds: float = 5.0, isomorphisms: int | No
     player.merge()
     test_moves, test_s = _timed_blocks(player, seconds, "play", 0.0, block)
     return {
+        "game": game,
         "network": spec.name,
+        "clamp": spec.clamp,
         "weights": weights,
         "isomorphisms": spec.isomorphisms,
         "update": update,

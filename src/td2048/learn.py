@@ -24,6 +24,7 @@ import numpy as np
 from td2048.config import (
     DEFAULT_ALPHA,
     DEFAULT_BLOCK,
+    DEFAULT_CLAMP_2584,
     DEFAULT_EPISODES,
     DEFAULT_MEMORY_LIMIT,
     DEFAULT_NETWORK,
@@ -31,6 +32,8 @@ from td2048.config import (
 )
 from td2048.errors import TD2048Error
 from td2048.games.game2048 import row_table
+from td2048.games.rules import GAMES
+from td2048.games.wide import wide_row_table
 from td2048.kernels import kernels_for
 from td2048.kernels.merge import NO_TRACKING, dirty_size, merge_regions
 from td2048.network import Network, parse_network
@@ -43,6 +46,7 @@ MODES = ("play",) + UPDATE_MODES
 # 2048 with 4-bit cells: every move spawns a tile worth >= 2 and the tiles sum to at most
 # 16 * 32768, so no episode is longer than this many moves.
 MAX_EPISODE_MOVES = 16 * 32768 // 2 + 16
+WIDE_MAX_EPISODE_MOVES = 1 << 20  # 2584 and wide boards: far longer than any game played (a safety valve)
 DEFAULT_MERGE_SECONDS = 1.0  # multi-thread training: seconds of training between merges of the weight copies
 _RNG_STRIDE = 16  # uint64s per thread's random state: 128 bytes, two cache lines
 
@@ -84,9 +88,10 @@ class Player:
         # threads in one 64-byte line cost more than the second thread gains (false sharing)
         self._rng_rows = np.zeros((threads, _RNG_STRIDE), np.uint64)
         self._rng_rows[:, :4] = np.asarray(rng_states, dtype=np.uint64).reshape(threads, 4)
-        self._table = row_table()
-        self._paths_after = np.zeros((threads, MAX_EPISODE_MOVES), np.uint64)
-        self._paths_reward = np.zeros((threads, MAX_EPISODE_MOVES), np.int64)
+        self._table = wide_row_table(network.game) if network.wide else row_table()
+        longest = WIDE_MAX_EPISODE_MOVES if network.wide else MAX_EPISODE_MOVES
+        self._paths_after = np.zeros((threads, longest, 2), np.uint64)  # afterstates, one or two words
+        self._paths_reward = np.zeros((threads, longest), np.int64)
         self._copies = None  # per-thread weight copies, made on the first learning block
         self._dirty = None
         self.merge_seconds = merge_seconds  # training time between merges of the copies
@@ -127,7 +132,7 @@ class Player:
         if copies and self._copies is None:
             self._copies = np.tile(self.network.weights, (self.threads, 1))
             self._dirty = np.zeros((self.threads, dirty_size(self.network.weights.size)), np.uint8)
-            self._tracked_kernels = kernels_for(self.network.spec, tracked=True)
+            self._tracked_kernels = kernels_for(self.network.spec, tracked=True, wide=self.network.wide)
         if copies:
             kernels = self._tracked_kernels
 
@@ -189,6 +194,8 @@ class TrainSettings:
 
     network: str = DEFAULT_NETWORK  # preset name or hex tuples, e.g. "012345,456789"
     isomorphisms: int | None = None  # 1, 4 or 8; None: the preset's default (8 for custom tuples)
+    game: str = "2048"  # "2048" or "2584" (Fibonacci)
+    clamp: int | None = None  # K: feature codes min(code, K); None: 16**n tables (2048), K = 21 (2584)
     episodes: int = DEFAULT_EPISODES  # episodes to train in all (a resumed run counts those done)
     alpha: float = DEFAULT_ALPHA  # learning rate, split over tuples x isomorphisms
     update: str = "backward"  # "backward": after each episode, last move first; "forward": online
@@ -214,6 +221,14 @@ class TrainSettings:
             raise TD2048Error(f"--update must be one of {', '.join(UPDATE_MODES)}, not {self.update!r}")
         if self.seed is not None and self.seed < 0:
             raise TD2048Error(f"--seed must be >= 0, not {self.seed}")
+        if self.game not in GAMES:
+            raise TD2048Error(f"--game must be one of {', '.join(GAMES)}, not {self.game!r}")
+        if self.clamp is None and self.game == "2584":
+            self.clamp = DEFAULT_CLAMP_2584
+
+    def spec(self):
+        """The network these settings describe."""
+        return parse_network(self.network, self.isomorphisms, self.clamp)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -229,7 +244,7 @@ def train(settings: TrainSettings, network: Network | None = None,
     if settings.seed is None:
         settings.seed = int(np.random.SeedSequence().entropy % (2**63))
     if network is None:
-        network = Network(parse_network(settings.network, settings.isomorphisms), memory_limit=settings.memory_limit)
+        network = Network(settings.spec(), memory_limit=settings.memory_limit, game=settings.game)
     player = Player(network, settings.seed, settings.threads)
     stats = []
     for block in train_blocks(settings, player, 0):
@@ -247,4 +262,4 @@ def train_blocks(settings: TrainSettings, player: Player, done: int) -> Iterator
         block = player.run(n, settings.update, settings.alpha)
         done += n
         yield BlockStats.from_block(done, block.scores, block.max_codes, block.moves, block.seconds,
-                                    alpha=settings.alpha)
+                                    game=player.network.game, alpha=settings.alpha)

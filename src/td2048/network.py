@@ -31,6 +31,7 @@ from td2048.games.bitboard import U64
 
 MAX_TUPLE_CELLS = 8
 CELL_VALUES = 16  # 4-bit cells: 16 codes
+MAX_CLAMP = 31  # 5-bit cells: codes 0..31
 VALID_ISOMORPHISMS = (1, 4, 8)
 
 # Named networks: cells in hex, default isomorphisms.
@@ -54,13 +55,21 @@ class NetworkSpec:
     tuples: tuple[tuple[int, ...], ...]
     isomorphisms: int = 8
     name: str = ""
+    clamp: int | None = None  # K: feature codes min(code, K), tables of (K+1)**n entries; None: 16**n
 
     def __post_init__(self):
         validate_tuples(self.tuples)
         if self.isomorphisms not in VALID_ISOMORPHISMS:
             raise TD2048Error(f"isomorphisms must be 1, 4 or 8, not {self.isomorphisms}")
+        if self.clamp is not None and not 1 <= self.clamp <= MAX_CLAMP:
+            raise TD2048Error(f"--clamp must be in 1..{MAX_CLAMP}, not {self.clamp}")
         if not self.name:
             object.__setattr__(self, "name", _name_of(self.tuples, self.isomorphisms))
+
+    @property
+    def values_per_cell(self) -> int:
+        """Distinct feature codes of a cell: K + 1 with a clamp, else 16."""
+        return CELL_VALUES if self.clamp is None else self.clamp + 1
 
     @property
     def n_features(self) -> int:
@@ -69,7 +78,7 @@ class NetworkSpec:
 
     @property
     def table_sizes(self) -> list[int]:
-        return [CELL_VALUES ** len(t) for t in self.tuples]
+        return [self.values_per_cell ** len(t) for t in self.tuples]
 
     @property
     def table_offsets(self) -> list[int]:
@@ -90,7 +99,8 @@ class NetworkSpec:
 
     def describe(self) -> str:
         cells = " ".join(tuple_to_hex(t) for t in self.tuples)
-        return f"{self.name}: {len(self.tuples)} tuples ({cells}), {self.isomorphisms} isomorphisms, " \
+        clamp = f", codes clamped at {self.clamp}" if self.clamp is not None else ""
+        return f"{self.name}: {len(self.tuples)} tuples ({cells}), {self.isomorphisms} isomorphisms{clamp}, " \
                f"{format_bytes(self.nbytes)} of weights"
 
     def check_memory(self, limit: int = DEFAULT_MEMORY_LIMIT) -> None:
@@ -102,7 +112,7 @@ class NetworkSpec:
 
     def to_dict(self) -> dict:
         return {"name": self.name, "tuples": [tuple_to_hex(t) for t in self.tuples],
-                "isomorphisms": self.isomorphisms}
+                "isomorphisms": self.isomorphisms, "clamp": self.clamp}
 
 
 def _name_of(tuples, isomorphisms: int) -> str:
@@ -134,7 +144,7 @@ def validate_tuples(tuples) -> None:
             raise TD2048Error(f"tuple {shown} repeats a cell")
 
 
-def parse_network(text: str, isomorphisms: int | None = None) -> NetworkSpec:
+def parse_network(text: str, isomorphisms: int | None = None, clamp: int | None = None) -> NetworkSpec:
     """A preset name (``4x6``) or hex tuples separated by commas (``012345,456789``)."""
     text = text.strip()
     if text in PRESETS:
@@ -142,7 +152,7 @@ def parse_network(text: str, isomorphisms: int | None = None) -> NetworkSpec:
         tuples = tuple(tuple(int(ch, 16) for ch in t) for t in cells)
         iso = default_iso if isomorphisms is None else isomorphisms
         name = text if iso == default_iso else f"{text}/iso{iso}"
-        return NetworkSpec(tuples, iso, name)
+        return NetworkSpec(tuples, iso, name, clamp)
     parts = [p.strip() for p in text.split(",")]
     if not text or any(p == "" for p in parts):
         raise TD2048Error(f"bad network {text!r}: empty tuple (expected a preset such as 4x6 or hex tuples "
@@ -154,7 +164,7 @@ def parse_network(text: str, isomorphisms: int | None = None) -> NetworkSpec:
             raise TD2048Error(f"bad network {text!r}: {p!r} is not a tuple of hex cells 0..f "
                               f"(or a preset: {presets})")
         tuples.append(tuple(int(ch, 16) for ch in p))
-    return NetworkSpec(tuple(tuples), 8 if isomorphisms is None else isomorphisms)
+    return NetworkSpec(tuple(tuples), 8 if isomorphisms is None else isomorphisms, clamp=clamp)
 
 
 _SIZE_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
@@ -199,11 +209,16 @@ class Network:
     and its compiled kernels (:func:`td2048.kernels.kernels_for`)."""
 
     def __init__(self, spec: NetworkSpec, weights: np.ndarray | None = None,
-                 memory_limit: int = DEFAULT_MEMORY_LIMIT):
+                 memory_limit: int = DEFAULT_MEMORY_LIMIT, game: str = "2048"):
+        from td2048.games.rules import GAMES
         from td2048.kernels import kernels_for
 
+        if game not in GAMES:
+            raise TD2048Error(f"unknown game {game!r} (known: {', '.join(GAMES)})")
         spec.check_memory(memory_limit)
         self.spec = spec
+        self.game = game
+        self.wide = game == "2584"  # 5-bit cells; 2048 keeps the one-word board
         if weights is None:
             try:
                 weights = np.zeros(spec.n_weights, np.float32)
@@ -213,24 +228,27 @@ class Network:
             raise TD2048Error(f"weights do not fit network {spec.name}: expected {spec.n_weights} float32, "
                               f"got {weights.shape} {weights.dtype}")
         self.weights = weights
-        self.kernels = kernels_for(spec)
+        self.kernels = kernels_for(spec, wide=self.wide)
+
+    def _board(self, board):
+        return (U64(board[0]), U64(board[1])) if self.wide else U64(board)
 
     def tables(self) -> list[np.ndarray]:
         """Views of the weight tables, one per tuple (index as in the module docstring)."""
         return [self.weights[o:o + n] for o, n in zip(self.spec.table_offsets, self.spec.table_sizes, strict=True)]
 
     def value(self, board: int) -> float:
-        return float(self.kernels.value(self.weights, U64(board)))
+        return float(self.kernels.value(self.weights, self._board(board)))
 
     def feature_indices(self, board: int) -> np.ndarray:
         """Flat weight indices read for ``board``: isomorphism-major, then tuple."""
         out = np.zeros(self.spec.n_features, np.uint64)
-        self.kernels.feature_indices(U64(board), out)
+        self.kernels.feature_indices(self._board(board), out)
         return out
 
     def td_update(self, board: int, target: float, alpha: float) -> float:
         """One TD step with the learning rate split over all features; returns the new V(board)."""
         from td2048.kernels.merge import NO_TRACKING
 
-        return float(self.kernels.td_update(self.weights, NO_TRACKING, U64(board), float(target),
+        return float(self.kernels.td_update(self.weights, NO_TRACKING, self._board(board), float(target),
                                             alpha / self.spec.n_features))

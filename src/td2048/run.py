@@ -30,12 +30,12 @@ from td2048.errors import TD2048Error
 from td2048.io.atomic import ensure_writable_dir, write_text_atomic
 from td2048.io.model import check_same_network, load_model, save_model
 from td2048.learn import Player, TrainSettings, train_blocks
-from td2048.network import Network, parse_network
+from td2048.network import Network
 from td2048.stats import BlockStats
 
 SETTINGS, LOG, SNAPSHOT, MODEL, PLOT = "settings.json", "log.jsonl", "snapshot.td2048", "model.td2048", "progress.png"
 # settings that define what is being trained: a resumed run keeps them
-FIXED_ON_RESUME = ("network", "isomorphisms", "seed", "init")
+FIXED_ON_RESUME = ("network", "isomorphisms", "seed", "init", "game", "clamp")
 
 
 def _rng_to_json(states: np.ndarray) -> list[list[str]]:
@@ -85,7 +85,7 @@ class TrainingRun:
             settings.seed = int(np.random.SeedSequence().entropy % (2**63))
         network = cls._initial_network(settings)
         write_text_atomic(directory / SETTINGS, json.dumps(
-            {**settings.to_dict(), "network_spec": network.spec.to_dict(), "game": "2048", "td2048": __version__},
+            {**settings.to_dict(), "network_spec": network.spec.to_dict(), "td2048": __version__},
             indent=2) + "\n")
         (directory / LOG).write_text("")
         return cls(directory, settings, network, Player(network, settings.seed, settings.threads), 0)
@@ -93,12 +93,13 @@ class TrainingRun:
     @staticmethod
     def _initial_network(settings: TrainSettings) -> Network:
         if settings.init is None:
-            return Network(parse_network(settings.network, settings.isomorphisms), memory_limit=settings.memory_limit)
-        network, header = load_model(settings.init, memory_limit=settings.memory_limit)
+            return Network(settings.spec(), memory_limit=settings.memory_limit, game=settings.game)
+        network, header = load_model(settings.init, game=settings.game, memory_limit=settings.memory_limit)
         if settings.network is not None:
-            check_same_network(settings.init, header, parse_network(settings.network, settings.isomorphisms))
+            check_same_network(settings.init, header, settings.spec())
         settings.network = network.spec.name
         settings.isomorphisms = network.spec.isomorphisms
+        settings.clamp = network.spec.clamp
         return network
 
     @classmethod
@@ -124,8 +125,8 @@ class TrainingRun:
 
         snapshot = directory / SNAPSHOT
         if snapshot.exists():
-            network, header = load_model(snapshot, memory_limit=settings.memory_limit)
-            check_same_network(snapshot, header, parse_network(settings.network, settings.isomorphisms))
+            network, header = load_model(snapshot, game=settings.game, memory_limit=settings.memory_limit)
+            check_same_network(snapshot, header, settings.spec())
             state = header.get("state") or {}
             done = int(state.get("episodes", 0))
             states = _rng_from_json(state["rng_states"]) if "rng_states" in state else None
@@ -173,8 +174,8 @@ class TrainingRun:
         """Save weights and state; in the background the weights are copied first and training goes on."""
         self.wait()
         self.player.merge()
-        network = Network(self.network.spec, self.network.weights.copy(), memory_limit=self.network.spec.nbytes) \
-            if background else self.network
+        network = Network(self.network.spec, self.network.weights.copy(), memory_limit=self.network.spec.nbytes,
+                          game=self.network.game) if background else self.network
         state, info = self._state(), self._training_info()
         self.last_snapshot = self.done
 
@@ -225,4 +226,5 @@ def evaluate(network: Network, games: int, seed: int | None = None, threads: int
             on_progress(done)
     return BlockStats.from_block(games, np.concatenate([p.scores for p in parts]),
                                  np.concatenate([p.max_codes for p in parts]),
-                                 np.concatenate([p.moves for p in parts]), sum(p.seconds for p in parts))
+                                 np.concatenate([p.moves for p in parts]), sum(p.seconds for p in parts),
+                                 game=network.game)

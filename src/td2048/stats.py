@@ -9,7 +9,8 @@
             1024    17.1%   (16.5%)
             2048    0.6%    (0.6%)
 
-Rows start at the smallest tile that ended a game. Percentages print with up to 6
+Rows start at the smallest tile that ended a game; tiles are 2048's powers of two or
+2584's Fibonacci numbers. Percentages print with up to 6
 significant digits, as C++ streams do (``99.3007%``). A blank line follows each block.
 """
 
@@ -19,10 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-
-def tile_value(code: int) -> int:
-    """2048 tile value of a cell code."""
-    return 1 << int(code) if code else 0
+from td2048.games.rules import tile_value
 
 
 def percent(share: float) -> str:
@@ -43,7 +41,7 @@ class BlockStats:
 
     @classmethod
     def from_block(cls, episodes: int, scores: np.ndarray, max_codes: np.ndarray, moves: np.ndarray,
-                   seconds: float, **extra) -> BlockStats:
+                   seconds: float, game: str = "2048", **extra) -> BlockStats:
         games = len(scores)
         counts = np.bincount(max_codes, minlength=32)
         present = np.nonzero(counts)[0]
@@ -51,8 +49,8 @@ class BlockStats:
         if len(present):
             reached = games
             for code in range(int(present[0]), int(present[-1]) + 1):
-                reach[str(tile_value(code))] = reached / games
-                end[str(tile_value(code))] = counts[code] / games
+                reach[str(tile_value(game, code))] = float(reached / games)
+                end[str(tile_value(game, code))] = float(counts[code] / games)
                 reached -= counts[code]
         return cls(episodes=episodes, games=games, avg=float(scores.mean()) if games else 0.0,
                    max=int(scores.max()) if games else 0, reach=reach, end=end, moves=int(moves.sum()),

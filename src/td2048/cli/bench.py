@@ -6,7 +6,13 @@ import argparse
 import json
 
 from td2048.bench import benchmark
-from td2048.cli.options import add_network_arguments, nonnegative_int_arg, positive_float_arg, positive_int_arg
+from td2048.cli.options import (
+    add_game_argument,
+    add_network_arguments,
+    nonnegative_int_arg,
+    positive_float_arg,
+    positive_int_arg,
+)
 
 HELP = "measure training and testing speed (moves/s)"
 DESCRIPTION = """\
@@ -17,6 +23,7 @@ compiled (or loaded from Numba's cache) before timing; compile_s says how long t
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_game_argument(p)
     add_network_arguments(p)
     p.add_argument("--seconds", type=positive_float_arg, default=5.0, help="seconds for each measure (default 5)")
     p.add_argument("--update", choices=("backward", "forward"), default="backward",
@@ -31,12 +38,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     result = benchmark(args.network, args.seconds, isomorphisms=args.isomorphisms, seed=args.seed,
                        update=args.update, memory_limit=args.memory_limit,
-                       weights=args.weights, threads=args.threads)
+                       weights=args.weights, threads=args.threads, game=args.game, clamp=args.clamp)
     if args.json:
         print(json.dumps(result))
     else:
         start = f"from {result['weights']}" if result["weights"] else "from zero weights"
-        print(f"network {result['network']} ({result['isomorphisms']} isomorphisms), {result['update']} updates, "
+        print(f"{result['game']}, network {result['network']} ({result['isomorphisms']} isomorphisms), "
+              f"{result['update']} updates, "
               f"{result['threads']} thread(s), {start}")
         print(f"  train: {result['train_moves_per_s']:>12,.0f} moves/s  ({result['train_moves']:,} moves "
               f"in {result['train_s']:.2f} s)")

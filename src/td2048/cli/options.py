@@ -63,5 +63,13 @@ def add_network_arguments(parser: argparse.ArgumentParser, default: str | None =
     parser.add_argument("--isomorphisms", type=int, choices=(1, 4, 8), default=None,
                         help="boards sharing each table: 8 = rotations and reflections, 4 = rotations, 1 = none "
                              "(default: the preset's; 8 for custom tuples)")
+    parser.add_argument("--clamp", type=int, default=None, metavar="K",
+                        help="feature codes min(code, K), tables of (K+1)**n entries (default: 16**n tables "
+                             "for 2048, K = 21 for 2584)")
     parser.add_argument("--memory-limit", type=size_arg, default="2GiB",
                         help="largest weight size allowed, e.g. 512MB or 4GiB (default 2GiB, the course's limit)")
+
+
+def add_game_argument(parser: argparse.ArgumentParser, default: str | None = "2048") -> None:
+    parser.add_argument("--game", choices=("2048", "2584"), default=default,
+                        help="2048, or 2584 (Fibonacci: neighbouring Fibonacci tiles merge) (default 2048)")

@@ -8,7 +8,8 @@ import time
 
 
 class Progress:
-    def __init__(self, total: int, done: int = 0, enabled: bool = True, stream=None):
+    def __init__(self, total: int, done: int = 0, enabled: bool = True, stream=None, win_tile: int = 2048):
+        self.win_tile = win_tile
         self.total, self.start_done = total, done
         self.enabled = enabled
         self.stream = stream or sys.stdout
@@ -27,7 +28,7 @@ class Progress:
         bar = "#" * filled + "-" * (width - filled)
         line = (f"[{bar}] {done}/{self.total} episodes  ETA {format_duration(eta)}  "
                 f"{stats.moves_per_s / 1e6:.2f}M moves/s  avg {stats.avg:.0f}  "
-                f"2048 {100 * stats.reach_rate(2048):.1f}%")
+                f"{self.win_tile} {100 * stats.reach_rate(self.win_tile):.1f}%")
         self.stream.write("\r" + line + "\x1b[K")
         self.stream.flush()
         self.shown = True

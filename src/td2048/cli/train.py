@@ -10,17 +10,24 @@ import sys
 from pathlib import Path
 
 from td2048 import __version__
-from td2048.cli.options import add_network_arguments, nonnegative_int_arg, positive_float_arg, positive_int_arg
+from td2048.cli.options import (
+    add_game_argument,
+    add_network_arguments,
+    nonnegative_int_arg,
+    positive_float_arg,
+    positive_int_arg,
+)
 from td2048.cli.progress import Progress
 from td2048.config import DEFAULT_ALPHA, DEFAULT_BLOCK, DEFAULT_EPISODES, DEFAULT_SNAPSHOT_EVERY
 from td2048.errors import TD2048Error
+from td2048.games.rules import WIN_TILE
+from td2048.io.model import read_model
 from td2048.learn import TrainSettings
-from td2048.network import parse_network
 from td2048.run import TrainingRun
 
 HELP = "train an n-tuple network by TD(0) on afterstates"
 DESCRIPTION = """\
-Train an n-tuple network for 2048 by TD(0) learning of afterstate values.
+Train an n-tuple network for 2048 (or 2584, --game 2584) by TD(0) learning of afterstate values.
 
 Each episode is played greedily (argmax over legal moves of reward + V(afterstate)), then
 the afterstates are updated toward r' + V(next afterstate), 0 at the end of the game.
@@ -44,6 +51,7 @@ faster, but not reproducible.
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_game_argument(p, default=None)
     add_network_arguments(p, default=None)
     p.add_argument("--episodes", type=positive_int_arg, default=None,
                    help=f"episodes to train in all, counting those already done when resuming "
@@ -68,8 +76,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
 
 
-_SETTING_OPTIONS = ("network", "isomorphisms", "episodes", "alpha", "update", "seed", "block", "threads",
-                    "snapshot_every", "memory_limit", "init")
+_SETTING_OPTIONS = ("game", "network", "isomorphisms", "clamp", "episodes", "alpha", "update", "seed", "block",
+                    "threads", "snapshot_every", "memory_limit", "init")
 
 
 class _StopRequest:
@@ -92,20 +100,25 @@ def run(args: argparse.Namespace) -> int:
             raise TD2048Error("--out and --resume name different directories")
         training = TrainingRun.resume(args.resume, given)
     else:
+        if "init" in given and "game" not in given:  # train the game the model was made for
+            given["game"] = read_model(given["init"])[0].get("game", "2048")
         settings = TrainSettings(**given)
         if settings.init is not None and "network" not in given:
             settings.network = None  # taken from the model
-        name = parse_network(settings.network, settings.isomorphisms).name if settings.network else "init"
+        settings.validate()
+        name = settings.spec().name if settings.network else "init"
+        name = f"{settings.game}-{name}" if settings.game != "2048" else name
         out = args.out or Path("runs") / f"{name.replace('/', '-')}-{dt.datetime.now():%Y%m%d-%H%M%S}"
         training = TrainingRun.create(out, settings)
     settings, out = training.settings, training.directory
 
     say = (lambda *a, **k: None) if args.quiet else print
     verb = f"resuming at episode {training.done}" if args.resume else "train"
-    say(f"# td2048 {__version__} {verb}: {training.network.spec.describe()}; alpha {settings.alpha}, "
+    say(f"# td2048 {__version__} {verb} ({settings.game}): {training.network.spec.describe()}; alpha {settings.alpha}, "
         f"{settings.update} updates, seed {settings.seed}, {settings.threads} thread(s), "
         f"{settings.episodes} episodes -> {out}", flush=True)
-    progress = Progress(settings.episodes, training.done, enabled=not args.quiet and sys.stdout.isatty())
+    progress = Progress(settings.episodes, training.done, enabled=not args.quiet and sys.stdout.isatty(),
+                        win_tile=WIN_TILE[settings.game])
 
     stop = _StopRequest()
     previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}

@@ -35,6 +35,9 @@ def feature_name(cells) -> str:
 
 
 def write_demo_weights(path: str | os.PathLike, network: Network) -> None:
+    if network.game != "2048" or network.spec.clamp is not None:
+        raise TD2048Error("the demo's format holds 2048 networks of 16**n tables; this is a "
+                          f"{network.game} network{' with a clamp' if network.spec.clamp is not None else ''}")
     if network.spec.isomorphisms != DEMO_ISOMORPHISMS:
         raise TD2048Error(f"the demo's format assumes 8 isomorphisms; network {network.spec.name} has "
                           f"{network.spec.isomorphisms}")

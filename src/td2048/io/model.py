@@ -58,14 +58,14 @@ def _data_offset(header_len: int) -> int:
     return (_PREFIX.size + header_len + _ALIGN - 1) // _ALIGN * _ALIGN
 
 
-def model_header(network: Network, game: str = "2048", training: dict | None = None,
+def model_header(network: Network, game: str | None = None, training: dict | None = None,
                  state: dict | None = None) -> dict:
     spec = network.spec
     tables = [{"tuple": tuple_to_hex(t), "offset": o, "size": n}
               for t, o, n in zip(spec.tuples, spec.table_offsets, spec.table_sizes, strict=True)]
     header = {
-        "format": FORMAT, "version": VERSION, "game": game,
-        "network": {**spec.to_dict(), "cell_bits": 4},
+        "format": FORMAT, "version": VERSION, "game": game or network.game,
+        "network": {**spec.to_dict(), "cell_bits": 5 if network.wide else 4},
         "weights": {"dtype": "<f4", "count": int(network.weights.size), "tables": tables},
         "training": {"td2048": __version__, "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
                      **(training or {})},
@@ -75,7 +75,7 @@ def model_header(network: Network, game: str = "2048", training: dict | None = N
     return header
 
 
-def save_model(path: str | os.PathLike, network: Network, game: str = "2048", training: dict | None = None,
+def save_model(path: str | os.PathLike, network: Network, game: str | None = None, training: dict | None = None,
                state: dict | None = None) -> None:
     """Write atomically: temp file in the same directory, fsync, rename."""
     header = json.dumps(model_header(network, game, training, state), separators=(",", ":")).encode()
@@ -143,27 +143,34 @@ def read_model(path: str | os.PathLike) -> tuple[dict, np.ndarray]:
     return header, weights
 
 
-def load_model(path: str | os.PathLike, game: str | None = "2048", memory_limit: int | None = None
+def load_model(path: str | os.PathLike, game: str | None = None, memory_limit: int | None = None
                ) -> tuple[Network, dict]:
-    """The network in a model file; refuses a model of another game."""
+    """The network in a model file, for the game it was trained on; ``game`` given: refuse any other."""
     header, weights = read_model(path)
     if game is not None and header.get("game") != game:
         raise TD2048Error(f"{path}: a model for the game {header.get('game')}, not {game}")
     try:
         net = header["network"]
+        clamp = net.get("clamp")
         spec = NetworkSpec(tuple(tuple(int(c, 16) for c in t) for t in net["tuples"]), int(net["isomorphisms"]),
-                           net.get("name", ""))
+                           net.get("name", ""), None if clamp is None else int(clamp))
     except (KeyError, ValueError, TypeError) as e:
         raise TD2048Error(f"{path}: damaged network definition ({e})") from None
     if spec.n_weights != weights.size:
         raise TD2048Error(f"{path}: network {spec.name} needs {spec.n_weights} weights, the file holds {weights.size}")
     limit = max(spec.nbytes, memory_limit or 0)
-    return Network(spec, weights.astype(np.float32, copy=False), memory_limit=limit), header
+    try:
+        network = Network(spec, weights.astype(np.float32, copy=False), memory_limit=limit, game=header.get("game"))
+    except TD2048Error as e:
+        raise TD2048Error(f"{path}: {e}") from None
+    return network, header
 
 
 def check_same_network(path, header: dict, spec: NetworkSpec) -> None:
     """Refuse to use a model with another network than the one asked for."""
     theirs = header["network"]
-    if theirs["tuples"] != [tuple_to_hex(t) for t in spec.tuples] or theirs["isomorphisms"] != spec.isomorphisms:
+    if theirs["tuples"] != [tuple_to_hex(t) for t in spec.tuples] or theirs["isomorphisms"] != spec.isomorphisms \
+            or theirs.get("clamp") != spec.clamp:
+        clamp = f", clamp {theirs.get('clamp')}" if theirs.get("clamp") is not None else ""
         raise TD2048Error(f"{path}: holds network {theirs.get('name')} ({' '.join(theirs['tuples'])}, "
-                          f"{theirs['isomorphisms']} isomorphisms), not {spec.name}")
+                          f"{theirs['isomorphisms']} isomorphisms{clamp}), not {spec.name}")

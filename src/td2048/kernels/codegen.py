@@ -53,15 +53,41 @@ def index_expression(cells, offset: int, board: str = "x") -> str:
     return f"U64({offset}) + ({index})" if offset else f"({index})"
 
 
-def _tuple_functions(spec: NetworkSpec, tracked: bool) -> str:
-    indices = [index_expression(cells, off) for cells, off in zip(spec.tuples, spec.table_offsets, strict=True)]
+def _cell_code(cell: int, wide: bool) -> str:
+    nibble = f"((lo >> U64({4 * cell})) & U64(0xf))"
+    return f"({nibble} | (((hi >> U64({cell})) & U64(1)) << U64(4)))" if wide else nibble
+
+
+def index_code(spec: NetworkSpec, wide: bool) -> tuple[list[str], list[str]]:
+    """(lines that read the board ``x``, one flat-index expression per tuple).
+
+    4-bit boards with 16**n tables read each tuple with shifts and masks (:func:`index_expression`).
+    Wide boards (two words) and clamped networks read each used cell's code once, clamp it at K,
+    and combine: index = offset + sum of min(code_i, K) * (K+1)**i.
+    """
+    if not wide and spec.clamp is None:
+        offsets = spec.table_offsets
+        return ["    lo = x"], [index_expression(c, o, "lo") for c, o in zip(spec.tuples, offsets, strict=True)]
+    top = spec.values_per_cell - 1  # K: 15 for unclamped 16**n tables on wide boards
+    lines = ["    lo = x[0]", "    hi = x[1]"] if wide else ["    lo = x"]
+    for cell in sorted({c for t in spec.tuples for c in t}):
+        lines.append(f"    k{cell} = min({_cell_code(cell, wide)}, U64({top}))")
+    indices = []
+    for cells, offset in zip(spec.tuples, spec.table_offsets, strict=True):
+        terms = [f"k{c}" if i == 0 else f"k{c} * U64({spec.values_per_cell ** i})" for i, c in enumerate(cells)]
+        indices.append(f"U64({offset}) + " + " + ".join(terms) if offset else " + ".join(terms))
+    return lines, indices
+
+
+def _tuple_functions(spec: NetworkSpec, tracked: bool, wide: bool) -> str:
+    reads, indices = index_code(spec, wide)
     lines = ["@njit(inline='always')", "def tuples_value(w, x):",
-             '    """Sum of every tuple\'s weight on board x."""']
+             '    """Sum of every tuple\'s weight on board x."""', *reads]
     lines.append("    v = np.float64(w[" + indices[0] + "])")
     lines += [f"    v += w[{ix}]" for ix in indices[1:]]
     lines += ["    return v", "", "", "@njit(inline='always')", "def tuples_add(w, dirty, x, u):",
               '    """Add u to every tuple\'s weight on board x; the sum of the new weights.'
-              + (' Flags the changed regions in dirty."""' if tracked else ' (dirty: unused here)"""')]
+              + (' Flags the changed regions in dirty."""' if tracked else ' (dirty: unused here)"""'), *reads]
     lines += [f"    i{k} = {ix}" for k, ix in enumerate(indices)]
     lines.append("    v = 0.0")
     for k in range(len(indices)):
@@ -69,7 +95,48 @@ def _tuple_functions(spec: NetworkSpec, tracked: bool) -> str:
         if tracked:
             lines.append(f"    dirty[i{k} >> U64(DIRTY_SHIFT)] = 1")
     lines.append("    return v")
+    lines += ["", "", "@njit(inline='always')", "def tuples_indices(x, out, k):",
+              '    """Write every tuple\'s flat index on board x to out[k:]."""', *reads]
+    lines += [f"    out[k + {t}] = {ix}" for t, ix in enumerate(indices)]
     return "\n".join(lines)
+
+
+_NARROW_BOARD = """from td2048.games.bitboard import U64, flip, max_code, mirror, transpose
+from td2048.games.game2048 import move, new_game, spawn_tile
+
+EMPTY_BOARD = U64(0)
+
+
+@njit(inline='always')
+def store_board(path, i, b):
+    path[i, 0] = b
+
+
+@njit(inline='always')
+def load_board(path, i):
+    return path[i, 0]"""
+
+_WIDE_BOARD = """from td2048.games.bitboard import U64
+from td2048.games.wide import wide_flip as flip
+from td2048.games.wide import wide_max_code as max_code
+from td2048.games.wide import wide_mirror as mirror
+from td2048.games.wide import wide_move as move
+from td2048.games.wide import wide_new_game as new_game
+from td2048.games.wide import wide_spawn_tile as spawn_tile
+from td2048.games.wide import wide_transpose as transpose
+
+EMPTY_BOARD = (U64(0), U64(0))
+
+
+@njit(inline='always')
+def store_board(path, i, b):
+    path[i, 0] = b[0]
+    path[i, 1] = b[1]
+
+
+@njit(inline='always')
+def load_board(path, i):
+    return (path[i, 0], path[i, 1])"""
 
 
 def _symmetric_sum(function: str, n_iso: int, extra: str = "", state: str = "w") -> str:
@@ -77,9 +144,10 @@ def _symmetric_sum(function: str, n_iso: int, extra: str = "", state: str = "w")
     return "\n        + ".join(calls)
 
 
-def generate_source(spec: NetworkSpec, tracked: bool = False) -> str:
+def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False) -> str:
     """Complete module source: network-specific header, then the shared episode kernels.
 
+    ``wide``: boards of 5-bit cells (:mod:`td2048.games.wide`), else one 64-bit word.
     ``tracked`` kernels also flag the weight regions they change, for merging the copies of
     multi-thread training (:mod:`td2048.kernels.merge`); single-thread kernels carry no such code.
     """
@@ -87,7 +155,8 @@ def generate_source(spec: NetworkSpec, tracked: bool = False) -> str:
     body = body[body.index(_BODY_MARKER):]
     cells = " ".join("".join(f"{c:x}" for c in t) for t in spec.tuples)
     prelude = "    m = mirror(b)\n    f = flip(b)\n    mf = mirror(f)\n" if spec.isomorphisms > 1 else ""
-    variant = ", tracking changed regions" if tracked else ""
+    variant = (", 5-bit cells" if wide else "") + (f", clamp {spec.clamp}" if spec.clamp is not None else "") \
+        + (", tracking changed regions" if tracked else "")
     what = f"{spec.name}: tuples {cells}, {spec.isomorphisms} isomorphisms{variant}"
     header = f'''"""td2048 kernels for the network {what}.
 
@@ -98,16 +167,16 @@ td2048 sources compiled in: {_fingerprint()}
 import numpy as np
 
 from td2048.config import njit
-from td2048.games.bitboard import U64, flip, max_code, mirror, transpose
-from td2048.games.game2048 import move, new_game, spawn_tile
 from td2048.kernels.merge import DIRTY_SHIFT
+{_WIDE_BOARD if wide else _NARROW_BOARD}
 
 N_TUPLES = {len(spec.tuples)}
 N_ISO = {spec.isomorphisms}
 N_FEATURES = {spec.n_features}
+WIDE = {wide}
 
 
-{_tuple_functions(spec, tracked)}
+{_tuple_functions(spec, tracked, wide)}
 
 
 @njit
@@ -127,12 +196,8 @@ def add_to_features(w, dirty, b, u):
 def feature_indices(b, out):
     """The flat weight index of every feature of b, isomorphism-major (for tests and tools)."""
 {prelude}    syms = ({", ".join(_SYMMETRY_EXPRESSIONS[:spec.isomorphisms])},)
-    k = 0
     for s in range(N_ISO):
-        x = syms[s]
-''' + "\n".join(f"        out[k + {t}] = {ix}" for t, ix in enumerate(
-        index_expression(c, o) for c, o in zip(spec.tuples, spec.table_offsets, strict=True))) + '''
-        k += N_TUPLES
+        tuples_indices(syms[s], out, s * N_TUPLES)
 
 
 '''

@@ -1,8 +1,9 @@
 """Episode kernels: greedy play, TD(0) updates on afterstates, blocks of episodes.
 
 This file is not imported as it is: :mod:`td2048.kernels.codegen` appends its text below the
-marker to each network's generated module, which defines ``value(w, b)`` and
-``add_to_features(w, b, u)`` for that network (see :mod:`td2048.kernels`). One source for
+marker to each network's generated module, which defines ``value`` and ``add_to_features``
+for that network, and the board's type and rules: ``move``, ``spawn_tile``, ``new_game``,
+``max_code``, ``EMPTY_BOARD``, ``store_board``/``load_board`` (see :mod:`td2048.kernels`). One source for
 every network; the names it uses come from that module.
 
 The agent plays greedily: from s_t it takes the legal move with the largest r + V(s'), and
@@ -14,7 +15,7 @@ learns V on afterstates (the boards right after a slide)::
 
 ``alpha_split`` is alpha / (tuples x isomorphisms), the course demo's convention.
 """
-# ruff: noqa: F821  (value, add_to_features, np, njit, ... come from the generated module)
+# ruff: noqa: F821  (value, add_to_features, move, np, njit, ... come from the generated module)
 
 # ---- episode kernels (shared by every network) ----
 PLAY = 0  # no learning
@@ -62,7 +63,8 @@ def play_episode(table, w, dirty, rng, mode, alpha_split, path_after, path_rewar
     board = new_game(rng)
     score = 0
     steps = 0
-    previous = U64(0)
+    previous = EMPTY_BOARD
+    capacity = path_after.shape[0]
     while True:
         d, after, reward, after_value = best_move(table, w, board)
         if d < 0:
@@ -70,7 +72,9 @@ def play_episode(table, w, dirty, rng, mode, alpha_split, path_after, path_rewar
         if mode == FORWARD and steps > 0:
             td_update(w, dirty, previous, reward + after_value, alpha_split)
         elif mode == BACKWARD:
-            path_after[steps] = after
+            if steps == capacity:  # a safety valve: no 2048 game is this long, 2584 ones hardly
+                break
+            store_board(path_after, steps, after)
             path_reward[steps] = reward
         previous = after
         score += reward
@@ -82,7 +86,7 @@ def play_episode(table, w, dirty, rng, mode, alpha_split, path_after, path_rewar
         # s'_t moves toward r_t+1 + V(s'_t+1), V already updated: the last one toward 0
         target = 0.0
         for t in range(steps - 1, -1, -1):
-            target = path_reward[t] + td_update(w, dirty, path_after[t], target, alpha_split)
+            target = path_reward[t] + td_update(w, dirty, load_board(path_after, t), target, alpha_split)
     return score, steps, board
 
 

@@ -1,0 +1,87 @@
+"""Networks on 5-bit boards (2584): clamped indices, symmetric values, TD updates, learning, the CLI."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from naive import FIB
+
+from td2048.games.wide import py_wide_symmetries, wide_from_codes, wide_to_codes
+from td2048.io.model import load_model, save_model
+from td2048.learn import TrainSettings, train
+from td2048.network import Network, parse_network
+from td2048.run import evaluate
+
+codes16 = st.lists(st.integers(0, 25), min_size=16, max_size=16)
+
+
+def clamped_index(codes, cells, clamp):
+    return sum(min(codes[c], clamp) * (clamp + 1) ** i for i, c in enumerate(cells))
+
+
+@settings(max_examples=150, deadline=None)
+@given(codes16)
+def test_clamped_indices_match_reference(codes):
+    spec = parse_network("012345,45689a,3c", clamp=21)
+    net = Network(spec, game="2584")
+    board = wide_from_codes(codes)
+    syms = [wide_to_codes(s) for s in py_wide_symmetries(board)]
+    expected = [off + clamped_index(s, cells, 21) for s in syms for cells, off in zip(spec.tuples, spec.table_offsets)]
+    assert net.feature_indices(board).tolist() == expected
+    assert spec.table_sizes == [22**6, 22**6, 22**2]
+
+
+@settings(max_examples=60, deadline=None)
+@given(codes16)
+def test_value_equal_on_symmetric_wide_boards(codes):
+    net = Network(parse_network("0123,4567,0145", clamp=18), game="2584")
+    net.weights[:] = np.random.default_rng(1).standard_normal(net.weights.size).astype(np.float32)
+    values = [net.value(s) for s in py_wide_symmetries(wide_from_codes(codes))]
+    assert max(values) - min(values) < 1e-9 * max(1.0, abs(values[0]))
+
+
+def test_td_update_on_a_wide_board():
+    net = Network(parse_network("4x6", clamp=21), game="2584", memory_limit=4 * 2**30)
+    board = wide_from_codes([1, 2, 3, 0, 5, 8, 0, 0, 17, 0, 0, 1, 0, 0, 2, 0])
+    indices = net.feature_indices(board)
+    assert len(set(indices.tolist())) == 32
+    v1 = net.td_update(board, 1000.0, 0.1)
+    step = np.float32(0.1 / 32 * 1000.0)
+    assert (net.weights[indices] == step).all() and v1 == pytest.approx(32 * float(step))
+
+
+def test_2584_learns_and_round_trips(tmp_path):
+    net, stats = train(TrainSettings(game="2584", network="0123,4567,0145,37bf", clamp=18, episodes=3000,
+                                     block=500, seed=1))
+    assert net.game == "2584" and net.spec.clamp == 18
+    assert stats[-1].avg > 1.3 * stats[0].avg, (stats[0].avg, stats[-1].avg)
+    assert set(map(int, stats[-1].reach)) <= set(FIB) and "2584" in stats[-1].reach
+    save_model(tmp_path / "fib.td2048", net)
+    back, header = load_model(tmp_path / "fib.td2048")
+    assert back.game == "2584" and header["network"]["cell_bits"] == 5 and back.spec.clamp == 18
+    a, b = evaluate(net, 200, seed=3), evaluate(back, 200, seed=3)
+    assert a.avg == b.avg and a.reach == b.reach
+
+
+def test_cli_2584(tmp_path):
+    run = tmp_path / "run"
+    r = subprocess.run([sys.executable, "-m", "td2048.cli", "train", "--game", "2584", "--network", "2x4",
+                        "--clamp", "15", "--episodes", "400", "--block", "200", "--seed", "2", "--out", str(run)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "(2584)" in r.stdout and "\t233\t" in r.stdout  # Fibonacci tiles in the table
+    r = subprocess.run([sys.executable, "-m", "td2048.cli", "eval", str(run / "model.td2048"), "--games", "100",
+                        "--json"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    reach = json.loads(r.stdout)["reach"]
+    assert reach and set(map(int, reach)) <= set(FIB)
+    r = subprocess.run([sys.executable, "-m", "td2048.cli", "convert", str(run / "model.td2048"),
+                        str(tmp_path / "x.bin")], capture_output=True, text=True)
+    assert r.returncode == 2 and "2048 networks" in r.stderr
+    r = subprocess.run([sys.executable, "-m", "td2048.cli", "train", "--game", "2584", "--network", "8x6",
+                        "--episodes", "5", "--out", str(tmp_path / "big")], capture_output=True, text=True)
+    assert r.returncode == 2 and "over the memory limit" in r.stderr  # 8 x 22^6 float32
