@@ -9,6 +9,7 @@ import sys
 from td2048.cli.options import nonnegative_int_arg, positive_int_arg
 from td2048.cli.progress import format_duration
 from td2048.io.model import load_model
+from td2048.io.records import parse_names, record_games
 from td2048.run import evaluate
 
 HELP = "evaluate a model: play games without learning"
@@ -25,6 +26,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--games", type=positive_int_arg, default=1000, help="games to play (default 1000)")
     p.add_argument("--seed", type=nonnegative_int_arg, default=None, help="random seed (default: fresh)")
     p.add_argument("--threads", type=positive_int_arg, default=1, help="games played at once (default 1)")
+    p.add_argument("--record", default=None, metavar="FILE",
+                   help="write every game as one line of the course's record grammar (one thread)")
+    p.add_argument("--names", default="td2048:random", metavar="PLAYER:ENV",
+                   help="player and environment names in the records (default td2048:random)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
 
 
@@ -36,7 +41,11 @@ def run(args: argparse.Namespace) -> int:
         if show:
             sys.stderr.write(f"\r{done}/{args.games} games\x1b[K")
 
-    stats = evaluate(network, args.games, args.seed, args.threads, on_progress)
+    if args.record is not None:
+        names = parse_names(args.names)
+        stats = record_games(network, args.record, args.games, args.seed, names)
+    else:
+        stats = evaluate(network, args.games, args.seed, args.threads, on_progress)
     if show:
         sys.stderr.write("\r\x1b[K")
     if args.json:

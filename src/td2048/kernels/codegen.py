@@ -108,6 +108,11 @@ EMPTY_BOARD = U64(0)
 
 
 @njit(inline='always')
+def board_low(b):
+    return b
+
+
+@njit(inline='always')
 def store_board(path, i, b):
     path[i, 0] = b
 
@@ -126,6 +131,11 @@ from td2048.games.wide import wide_spawn_tile as spawn_tile
 from td2048.games.wide import wide_transpose as transpose
 
 EMPTY_BOARD = (U64(0), U64(0))
+
+
+@njit(inline='always')
+def board_low(b):
+    return b[0]
 
 
 @njit(inline='always')

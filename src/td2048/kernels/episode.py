@@ -98,3 +98,51 @@ def run_block(table, w, dirty, rng, mode, alpha_split, path_after, path_reward, 
         out_score[e] = score
         out_moves[e] = steps
         out_max_code[e] = max_code(final)
+
+
+PLACE, SLIDE = 0, 1  # kinds of recorded actions
+
+
+@njit
+def _placed(before, after):
+    """(cell, code) of the tile that a placement put on the board."""
+    diff = board_low(after) ^ board_low(before)
+    for i in range(16):
+        code = (diff >> U64(4 * i)) & U64(0xF)
+        if code:
+            return i, np.int64(code)
+    return -1, 0
+
+
+@njit
+def record_episode(table, w, rng, actions):
+    """One greedy episode without learning (the same play and random draws as PLAY), recording every
+    action in ``actions[i] = (kind, a, b)``: a placement (PLACE, cell, code), a slide (SLIDE, direction,
+    reward). Returns (actions recorded, score, largest code at the end)."""
+    board = EMPTY_BOARD
+    n = 0
+    for _ in range(2):
+        placed = spawn_tile(board, rng)
+        cell, code = _placed(board, placed)
+        actions[n, 0] = PLACE
+        actions[n, 1] = cell
+        actions[n, 2] = code
+        n += 1
+        board = placed
+    score = 0
+    while n + 2 <= actions.shape[0]:
+        d, after, reward, after_value = best_move(table, w, board)
+        if d < 0:
+            break
+        actions[n, 0] = SLIDE
+        actions[n, 1] = d
+        actions[n, 2] = reward
+        score += reward
+        placed = spawn_tile(after, rng)
+        cell, code = _placed(after, placed)
+        actions[n + 1, 0] = PLACE
+        actions[n + 1, 1] = cell
+        actions[n + 1, 2] = code
+        n += 2
+        board = placed
+    return n, score, max_code(board)

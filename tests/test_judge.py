@@ -1,0 +1,163 @@
+"""Records written by eval --record pass the judge; hand-made bad files fail with the right message."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from naive import from_grid, move
+
+from td2048.io.model import save_model
+from td2048.judge import judge_file
+from td2048.learn import TrainSettings, train
+
+
+def td2048(*args):
+    return subprocess.run([sys.executable, "-m", "td2048.cli", *map(str, args)], capture_output=True, text=True,
+                          timeout=300)
+
+
+@pytest.fixture(scope="module")
+def records(tmp_path_factory):
+    """Recorded 2048 and 2584 episodes of small trained networks."""
+    tmp = tmp_path_factory.mktemp("records")
+    out = {}
+    for game, network in (("2048", "2x4"), ("2584", "0123,4567,0145")):
+        net, _ = train(TrainSettings(game=game, network=network, clamp=None if game == "2048" else 18,
+                                     episodes=300, block=300, seed=1))
+        save_model(tmp / f"{game}.td2048", net)
+        r = td2048("eval", tmp / f"{game}.td2048", "--games", 60, "--seed", 4, "--record", tmp / f"{game}.txt",
+                   "--names", "me:env")
+        assert r.returncode == 0, r.stderr
+        out[game] = tmp / f"{game}.txt"
+    return out
+
+
+@pytest.mark.parametrize("game", ["2048", "2584"])
+def test_recorded_episodes_pass_the_judge(records, game):
+    line = records[game].read_text().splitlines()[0]
+    assert line.startswith("me:env@") and "|env@" in line
+    r = td2048("judge", records[game], "--game", game)
+    assert r.returncode == 0, r.stdout + r.stderr
+    header = r.stdout.splitlines()[0]
+    assert header.startswith("60\tavg = ") and ", ops = " in header and "(inf|inf)" in header
+    assert f"{game} reached in" in r.stdout
+
+
+def actions_of(line):
+    head, middle, tail = line.split("|")
+    import re
+
+    return head, re.findall(r"#[URDL](?:\[\d+\])?|[0-9A-F]\d(?:\[\d+\])?", middle), tail
+
+
+def rebuild(head, actions, tail):
+    return f"{head}|{''.join(actions)}|{tail}"
+
+
+def replay(actions, upto):
+    board = [[0] * 4 for _ in range(4)]
+    for a in actions[:upto]:
+        if a.startswith("#"):
+            board, _ = move(board, "URDL".index(a[1]))
+        else:
+            cell = int(a[0], 16)
+            board[cell // 4][cell % 4] = int(a[1])
+    return board
+
+
+def mutate(line, kind):
+    head, actions, tail = actions_of(line)
+    if kind == "illegal slide":
+        for i in range(2, len(actions), 2):
+            board = replay(actions, i)
+            for d in range(4):
+                if move(board, d)[0] == board:
+                    actions[i] = "#" + "URDL"[d]
+                    return rebuild(head, actions, tail)
+        raise AssertionError("no illegal slide found")
+    if kind == "occupied":
+        actions[3] = actions[0][0] + actions[3][1:]  # onto the first tile's cell
+        actions[2] = "#" + next("URDL"[d] for d in range(4) if from_grid(move(replay(actions, 2), d)[0])
+                                != from_grid(replay(actions, 2)) and move(replay(actions, 2), d)[0]
+                                [int(actions[0][0], 16) // 4][int(actions[0][0], 16) % 4])
+        return rebuild(head, actions, tail)
+    if kind == "code 3":
+        actions[5] = actions[5][0] + "3" + actions[5][2:]
+        return rebuild(head, actions, tail)
+    if kind == "stops early":
+        return rebuild(head, actions[:12], tail)  # place, place, 5 x (slide, place)
+    if kind == "ends with a slide":
+        return rebuild(head, actions[:11], tail)
+    if kind == "truncated":
+        return line[: len(line) // 2]
+    if kind == "unknown letter":
+        return line.replace("#L", "#X", 1)
+    raise ValueError(kind)
+
+
+MESSAGES = {
+    "illegal slide": "illegal slide",
+    "occupied": "occupied cell",
+    "code 3": "only codes 1 and 2",
+    "stops early": "game ended unexpectedly (a slide is still legal)",
+    "ends with a slide": "the last action is a slide",
+    "truncated": "truncated or malformed",
+    "unknown letter": "unknown move letter 'X'",
+}
+
+
+@pytest.mark.parametrize("kind", MESSAGES)
+def test_bad_files_fail_with_the_right_message(records, tmp_path, kind):
+    lines = records["2048"].read_text().splitlines()
+    bad = tmp_path / "bad.txt"
+    bad.write_text("\n".join([lines[0], mutate(lines[1], kind), lines[2]]) + "\n")
+    r = td2048("judge", bad, "--game", "2048")
+    assert r.returncode == 1, r.stdout
+    assert "Traceback" not in r.stderr and MESSAGES[kind] in r.stdout
+    assert "line 2" in r.stdout
+
+
+def test_missing_file_is_bad_input(tmp_path):
+    r = td2048("judge", tmp_path / "none.txt")
+    assert r.returncode == 2 and "no such file" in r.stderr
+
+
+def generate(path, placements, p_two=0.1, first_empty=False, seed=0):
+    """Records of a random player against an environment with p(code 2) = p_two (2048 rules)."""
+    rng = np.random.default_rng(seed)
+    lines, total = [], 0
+    while total < placements:
+        board, acts = [[0] * 4 for _ in range(4)], []
+
+        def place():
+            empty = [i for i in range(16) if board[i // 4][i % 4] == 0]
+            cell = empty[0] if first_empty else empty[rng.integers(len(empty))]
+            code = 2 if rng.random() < p_two else 1
+            board[cell // 4][cell % 4] = code
+            acts.append(f"{cell:X}{code}")
+
+        place()
+        place()
+        while True:
+            legal = [d for d in range(4) if move(board, d)[0] != board]
+            if not legal:
+                break
+            d = legal[rng.integers(len(legal))]
+            board, reward = move(board, d)
+            acts.append(f"#{'URDL'[d]}" + (f"[{reward}]" if reward else ""))
+            place()
+        total += (len(acts) + 2) // 2
+        lines.append(f"rnd:env@1000|{''.join(acts)}|env@1002")
+    path.write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize("p_two, first_empty, passes", [(0.10, False, True), (0.12, False, False),
+                                                        (0.10, True, False)])
+def test_environment_statistics(tmp_path, p_two, first_empty, passes):
+    path = tmp_path / "env.txt"
+    generate(path, 250_000 if not first_empty else 20_000, p_two, first_empty, seed=3)
+    verdict = judge_file(path, "2048")
+    assert verdict.ok == passes, verdict.message
+    if not passes:
+        assert ("code 2" in verdict.message) if p_two != 0.1 else ("not uniform" in verdict.message)
