@@ -130,15 +130,15 @@ def generate(path, placements, p_two=0.1, first_empty=False, seed=0):
     while total < placements:
         board, acts = [[0] * 4 for _ in range(4)], []
 
-        def place():
+        def place(board, acts):
             empty = [i for i in range(16) if board[i // 4][i % 4] == 0]
             cell = empty[0] if first_empty else empty[rng.integers(len(empty))]
             code = 2 if rng.random() < p_two else 1
             board[cell // 4][cell % 4] = code
             acts.append(f"{cell:X}{code}")
 
-        place()
-        place()
+        place(board, acts)
+        place(board, acts)
         while True:
             legal = [d for d in range(4) if move(board, d)[0] != board]
             if not legal:
@@ -146,7 +146,7 @@ def generate(path, placements, p_two=0.1, first_empty=False, seed=0):
             d = legal[rng.integers(len(legal))]
             board, reward = move(board, d)
             acts.append(f"#{'URDL'[d]}" + (f"[{reward}]" if reward else ""))
-            place()
+            place(board, acts)
         total += (len(acts) + 2) // 2
         lines.append(f"rnd:env@1000|{''.join(acts)}|env@1002")
     path.write_text("\n".join(lines) + "\n")
