@@ -90,7 +90,8 @@ class Player:
         self._rng_rows[:, :4] = np.asarray(rng_states, dtype=np.uint64).reshape(threads, 4)
         self._table = wide_row_table(network.game) if network.wide else row_table()
         longest = WIDE_MAX_EPISODE_MOVES if network.wide else MAX_EPISODE_MOVES
-        self._paths_after = np.zeros((threads, longest, 2), np.uint64)  # afterstates, one or two words
+        words = 2 if network.wide else 1  # a board is one uint64, or two on 5-bit cells
+        self._paths_after = np.zeros((threads, longest, words), np.uint64)
         self._paths_reward = np.zeros((threads, longest), np.int64)
         self._copies = None  # per-thread weight copies, made on the first learning block
         self._dirty = None
