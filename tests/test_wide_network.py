@@ -85,3 +85,14 @@ def test_cli_2584(tmp_path):
     r = subprocess.run([sys.executable, "-m", "td2048.cli", "train", "--game", "2584", "--network", "8x6",
                         "--episodes", "5", "--out", str(tmp_path / "big")], capture_output=True, text=True)
     assert r.returncode == 2 and "over the memory limit" in r.stderr  # 8 x 22^6 float32
+
+
+def test_2048_on_5_bit_cells(tmp_path):
+    net, stats = train(TrainSettings(game="2048", cells=5, network="2x4", episodes=1000, block=500, seed=3))
+    assert net.wide and net.game == "2048" and stats[-1].avg > stats[0].avg
+    save_model(tmp_path / "w.td2048", net)
+    back, header = load_model(tmp_path / "w.td2048")
+    assert back.wide and header["network"]["cell_bits"] == 5
+    assert evaluate(back, 50, seed=1).avg == evaluate(net, 50, seed=1).avg
+    with pytest.raises(Exception, match="2584 needs 5"):
+        Network(parse_network("2x4"), game="2584", cell_bits=4)

@@ -197,6 +197,7 @@ class TrainSettings:
     isomorphisms: int | None = None  # 1, 4 or 8; None: the preset's default (8 for custom tuples)
     game: str = "2048"  # "2048" or "2584" (Fibonacci)
     clamp: int | None = None  # K: feature codes min(code, K); None: 16**n tables (2048), K = 21 (2584)
+    cells: int | None = None  # bits per cell: 2048 plays on 4 (up to 32768, fastest) or 5; 2584 on 5
     episodes: int = DEFAULT_EPISODES  # episodes to train in all (a resumed run counts those done)
     alpha: float = DEFAULT_ALPHA  # learning rate, split over tuples x isomorphisms
     update: str = "backward"  # "backward": after each episode, last move first; "forward": online
@@ -245,7 +246,8 @@ def train(settings: TrainSettings, network: Network | None = None,
     if settings.seed is None:
         settings.seed = int(np.random.SeedSequence().entropy % (2**63))
     if network is None:
-        network = Network(settings.spec(), memory_limit=settings.memory_limit, game=settings.game)
+        network = Network(settings.spec(), memory_limit=settings.memory_limit, game=settings.game,
+                          cell_bits=settings.cells)
     player = Player(network, settings.seed, settings.threads)
     stats = []
     for block in train_blocks(settings, player, 0):

@@ -209,7 +209,7 @@ class Network:
     and its compiled kernels (:func:`td2048.kernels.kernels_for`)."""
 
     def __init__(self, spec: NetworkSpec, weights: np.ndarray | None = None,
-                 memory_limit: int = DEFAULT_MEMORY_LIMIT, game: str = "2048"):
+                 memory_limit: int = DEFAULT_MEMORY_LIMIT, game: str = "2048", cell_bits: int | None = None):
         from td2048.games.rules import GAMES
         from td2048.kernels import kernels_for
 
@@ -218,7 +218,10 @@ class Network:
         spec.check_memory(memory_limit)
         self.spec = spec
         self.game = game
-        self.wide = game == "2584"  # 5-bit cells; 2048 keeps the one-word board
+        if cell_bits not in (None, 4, 5) or (game == "2584" and cell_bits == 4):
+            raise TD2048Error(f"cells of {cell_bits} bits cannot hold {game}: 2584 needs 5, 2048 takes 4 or 5")
+        # 5-bit cells (two words) for 2584, and for 2048 when asked: tiles past 32768 then merge
+        self.wide = game == "2584" or cell_bits == 5
         if weights is None:
             try:
                 weights = np.zeros(spec.n_weights, np.float32)

@@ -35,7 +35,7 @@ from td2048.stats import BlockStats
 
 SETTINGS, LOG, SNAPSHOT, MODEL, PLOT = "settings.json", "log.jsonl", "snapshot.td2048", "model.td2048", "progress.png"
 # settings that define what is being trained: a resumed run keeps them
-FIXED_ON_RESUME = ("network", "isomorphisms", "seed", "init", "game", "clamp")
+FIXED_ON_RESUME = ("network", "isomorphisms", "seed", "init", "game", "clamp", "cells")
 
 
 def _rng_to_json(states: np.ndarray) -> list[list[str]]:
@@ -93,7 +93,8 @@ class TrainingRun:
     @staticmethod
     def _initial_network(settings: TrainSettings) -> Network:
         if settings.init is None:
-            return Network(settings.spec(), memory_limit=settings.memory_limit, game=settings.game)
+            return Network(settings.spec(), memory_limit=settings.memory_limit, game=settings.game,
+                           cell_bits=settings.cells)
         network, header = load_model(settings.init, game=settings.game, memory_limit=settings.memory_limit)
         if settings.network is not None:
             check_same_network(settings.init, header, settings.spec())
@@ -174,8 +175,9 @@ class TrainingRun:
         """Save weights and state; in the background the weights are copied first and training goes on."""
         self.wait()
         self.player.merge()
-        network = Network(self.network.spec, self.network.weights.copy(), memory_limit=self.network.spec.nbytes,
-                          game=self.network.game) if background else self.network
+        net = self.network
+        network = Network(net.spec, net.weights.copy(), memory_limit=net.spec.nbytes, game=net.game,
+                          cell_bits=5 if net.wide else 4) if background else net
         state, info = self._state(), self._training_info()
         self.last_snapshot = self.done
 

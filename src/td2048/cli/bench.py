@@ -38,7 +38,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     result = benchmark(args.network, args.seconds, isomorphisms=args.isomorphisms, seed=args.seed,
                        update=args.update, memory_limit=args.memory_limit,
-                       weights=args.weights, threads=args.threads, game=args.game, clamp=args.clamp)
+                       weights=args.weights, threads=args.threads, game=args.game, clamp=args.clamp,
+                       cells=args.cells)
     if args.json:
         print(json.dumps(result))
     else:

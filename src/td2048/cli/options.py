@@ -73,3 +73,6 @@ def add_network_arguments(parser: argparse.ArgumentParser, default: str | None =
 def add_game_argument(parser: argparse.ArgumentParser, default: str | None = "2048") -> None:
     parser.add_argument("--game", choices=("2048", "2584"), default=default,
                         help="2048, or 2584 (Fibonacci: neighbouring Fibonacci tiles merge) (default 2048)")
+    parser.add_argument("--cells", type=int, choices=(4, 5), default=None,
+                        help="bits per cell: 2048 plays on 4 (the default and fastest; two 32768 tiles do not "
+                             "merge) or 5 (tiles up to 2**31, about 2x slower); 2584 always on 5")

@@ -76,7 +76,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
 
 
-_SETTING_OPTIONS = ("game", "network", "isomorphisms", "clamp", "episodes", "alpha", "update", "seed", "block",
+_SETTING_OPTIONS = ("game", "cells", "network", "isomorphisms", "clamp", "episodes", "alpha", "update", "seed", "block",
                     "threads", "snapshot_every", "memory_limit", "init")
 
 

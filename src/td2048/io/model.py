@@ -160,7 +160,8 @@ def load_model(path: str | os.PathLike, game: str | None = None, memory_limit: i
         raise TD2048Error(f"{path}: network {spec.name} needs {spec.n_weights} weights, the file holds {weights.size}")
     limit = max(spec.nbytes, memory_limit or 0)
     try:
-        network = Network(spec, weights.astype(np.float32, copy=False), memory_limit=limit, game=header.get("game"))
+        network = Network(spec, weights.astype(np.float32, copy=False), memory_limit=limit, game=header.get("game"),
+                          cell_bits=int(net.get("cell_bits", 4)))
     except TD2048Error as e:
         raise TD2048Error(f"{path}: {e}") from None
     return network, header
