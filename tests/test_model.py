@@ -83,7 +83,7 @@ def test_missing_file_and_directory(tmp_path):
 
 def test_another_game_or_network_is_refused(model, tmp_path):
     path, net = model
-    save_model(tmp_path / "fib.td2048", net, game="2584")
+    save_model(tmp_path / "fib.td2048", Network(parse_network("2x4", clamp=18), game="2584"))
     assert load_model(tmp_path / "fib.td2048")[0].game == "2584"  # a model plays the game it was made for
     with pytest.raises(TD2048Error, match="game 2584, not 2048"):
         load_model(tmp_path / "fib.td2048", game="2048")
