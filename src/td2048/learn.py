@@ -93,6 +93,8 @@ class Player:
         words = 2 if network.wide else 1  # a board is one uint64, or two on 5-bit cells
         self._paths_after = np.zeros((threads, longest, words), np.uint64)
         self._paths_reward = np.zeros((threads, longest), np.int64)
+        self._handoff = np.zeros((threads, 2, words), np.uint64)  # an episode going on on 5-bit cells
+        self._handoff_counts = np.zeros((threads, 2), np.int64)
         self._copies = None  # per-thread weight copies, made on the first learning block
         self._dirty = None
         self.merge_seconds = merge_seconds  # training time between merges of the copies
@@ -140,9 +142,17 @@ class Player:
         def play(thread, lo, hi):
             weights = self._copies[thread] if copies else self.network.weights
             dirty = self._dirty[thread] if copies else NO_TRACKING
-            kernels.run_block(self._table, weights, dirty, self._rng_rows[thread, :4], mode_code, alpha_split,
-                              self._paths_after[thread], self._paths_reward[thread],
-                              scores[lo:hi], max_codes[lo:hi], moves[lo:hi])
+            while lo < hi:
+                handed = kernels.run_block(self._table, weights, dirty, self._rng_rows[thread, :4], mode_code,
+                                           alpha_split, self._paths_after[thread], self._paths_reward[thread],
+                                           scores[lo:hi], max_codes[lo:hi], moves[lo:hi],
+                                           self._handoff[thread], self._handoff_counts[thread])
+                if handed < 0:
+                    return
+                i = lo + handed
+                scores[i], moves[i], max_codes[i] = self._finish_wide(thread, weights, dirty, copies, mode_code,
+                                                                      alpha_split)
+                lo = i + 1
 
         start = time.perf_counter()
         if self.threads == 1:
@@ -154,6 +164,41 @@ class Player:
                 if self._unmerged_seconds >= self.merge_seconds:
                     self.merge()
         return EpisodeBlock(scores, max_codes, moves, time.perf_counter() - start)
+
+    def _finish_wide(self, thread, weights, dirty, tracked, mode_code, alpha_split):
+        """Finish, on 5-bit cells, an episode that reached two 32768 tiles on 4-bit cells: (score, moves, code).
+
+        The wide kernels index the same weights (codes up to 15 read the same entries), so the
+        episode, its path and its updates go on where the 4-bit kernels left them."""
+        wide = self.network.wide_kernels(tracked)
+        steps = int(self._handoff_counts[thread, 1])
+        path = np.zeros((WIDE_MAX_EPISODE_MOVES, 2), np.uint64)
+        path[:steps, 0] = self._paths_after[thread, :steps, 0]
+        rewards = np.zeros(WIDE_MAX_EPISODE_MOVES, np.int64)
+        rewards[:steps] = self._paths_reward[thread, :steps]
+        start = np.zeros((2, 2), np.uint64)
+        start[:, 0] = self._handoff[thread, :, 0]
+        counts = self._handoff_counts[thread].copy()
+        largest, _ = wide.finish_from(wide_row_table(self.network.game), weights, dirty, self._rng_rows[thread, :4],
+                                      mode_code, alpha_split, path, rewards, start, counts)
+        return int(counts[0]), int(counts[1]), int(largest)
+
+    def play_from(self, board, mode: str = "play", alpha: float = 0.0) -> tuple[int, int, int]:
+        """Play one episode on from a position (an int; (lo, hi) on 5-bit cells): (score, moves, largest code).
+
+        Uses the first thread's random state; learns with mode backward or forward."""
+        kernels = self.network.kernels
+        mode_code = {"play": kernels.PLAY, "backward": kernels.BACKWARD, "forward": kernels.FORWARD}[mode]
+        alpha_split = alpha / self.network.spec.n_features
+        self._handoff[0] = 0
+        self._handoff[0, 0] = board if self.network.wide else [board]
+        self._handoff_counts[0] = 0
+        largest, handed = kernels.finish_from(self._table, self.network.weights, NO_TRACKING, self._rng_rows[0, :4],
+                                              mode_code, alpha_split, self._paths_after[0], self._paths_reward[0],
+                                              self._handoff[0], self._handoff_counts[0])
+        if handed:
+            return self._finish_wide(0, self.network.weights, NO_TRACKING, False, mode_code, alpha_split)
+        return int(self._handoff_counts[0, 0]), int(self._handoff_counts[0, 1]), int(largest)
 
     def _merge(self) -> None:
         regions = self._dirty.shape[1]

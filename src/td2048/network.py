@@ -233,6 +233,12 @@ class Network:
         self.weights = weights
         self.kernels = kernels_for(spec, wide=self.wide)
 
+    def wide_kernels(self, tracked: bool = False):
+        """Kernels of this network on 5-bit cells: where a 4-bit episode goes on past two 32768 tiles."""
+        from td2048.kernels import kernels_for
+
+        return kernels_for(self.spec, tracked=tracked, wide=True)
+
     def _board(self, board):
         return (U64(board[0]), U64(board[1])) if self.wide else U64(board)
 

@@ -61,6 +61,7 @@ def record_games(network: Network, path: str | os.PathLike, games: int, seed: in
     table = wide_row_table(network.game) if network.wide else row_table()
     longest = WIDE_MAX_EPISODE_MOVES if network.wide else MAX_EPISODE_MOVES
     actions = np.zeros((2 * longest + 4, 3), np.int64)
+    handoff = np.zeros((2, 2 if network.wide else 1), np.uint64)
     rng = make_rng_state(seed)
     scores, max_codes, moves = (np.zeros(games, np.int64) for _ in range(3))
     player, env = names
@@ -69,10 +70,20 @@ def record_games(network: Network, path: str | os.PathLike, games: int, seed: in
         for g in range(games):
             start = time.perf_counter()
             tick = time.time_ns() // 1_000_000
-            n, score, largest = kernels.record_episode(table, network.weights, rng, actions)
+            n, score, largest, handed = kernels.record_episode(table, network.weights, rng, actions, handoff)
+            if handed:  # two 32768 tiles: go on on 5-bit cells, where they can merge
+                wide_actions = np.zeros((2 * WIDE_MAX_EPISODE_MOVES + 4, 3), np.int64)
+                wide_actions[:n] = actions[:n]
+                start = np.zeros((2, 2), np.uint64)
+                start[0, 0] = handoff[0, 0]
+                n, score, largest = network.wide_kernels().record_finish(
+                    wide_row_table(network.game), network.weights, rng, wide_actions, n, start, score)
+                actions_of_game = wide_actions
+            else:
+                actions_of_game = actions
             tock = time.time_ns() // 1_000_000
             seconds += time.perf_counter() - start
-            f.write(format_episode(player, env, tick, tock, actions, n) + "\n")
+            f.write(format_episode(player, env, tick, tock, actions_of_game, n) + "\n")
             scores[g], moves[g] = score, (n - 2) // 2
             max_codes[g] = largest
     return BlockStats.from_block(games, scores, max_codes, moves, seconds, game=network.game)

@@ -108,6 +108,13 @@ EMPTY_BOARD = U64(0)
 
 
 @njit(inline='always')
+def needs_wide(b):
+    # two or more 32768 tiles: a merge that 4-bit cells cannot hold may come (hand off to 5-bit cells)
+    m = b & (b >> U64(1)) & (b >> U64(2)) & (b >> U64(3)) & U64(0x1111111111111111)
+    return (m & (m - U64(1))) != U64(0)
+
+
+@njit(inline='always')
 def board_low(b):
     return b
 
@@ -131,6 +138,11 @@ from td2048.games.wide import wide_spawn_tile as spawn_tile
 from td2048.games.wide import wide_transpose as transpose
 
 EMPTY_BOARD = (U64(0), U64(0))
+
+
+@njit(inline='always')
+def needs_wide(b):
+    return False
 
 
 @njit(inline='always')

@@ -55,17 +55,18 @@ def best_move(table, w, board):
 
 
 @njit
-def play_episode(table, w, dirty, rng, mode, alpha_split, path_after, path_reward):
-    """One whole episode; learns when mode is BACKWARD or FORWARD. Returns (score, moves, final board).
+def play_from(table, w, dirty, rng, mode, alpha_split, path_after, path_reward, board, score, steps, previous):
+    """Play on from ``board`` (``steps`` moves, ``score`` and the last afterstate ``previous`` so far).
 
-    ``path_after`` and ``path_reward`` hold the episode's afterstates and rewards (BACKWARD only).
+    Learns when mode is BACKWARD or FORWARD; ``path_after`` and ``path_reward`` hold the episode's
+    afterstates and rewards (BACKWARD only). Returns (score, steps, final board, previous, handed
+    off): a 4-bit board hands the episode off, unfinished, when it holds two 32768 tiles, which
+    only 5-bit cells can merge (the caller goes on with the wide kernels, ``finish_from``).
     """
-    board = new_game(rng)
-    score = 0
-    steps = 0
-    previous = EMPTY_BOARD
     capacity = path_after.shape[0]
     while True:
+        if needs_wide(board):
+            return score, steps, board, previous, True
         d, after, reward, after_value = best_move(table, w, board)
         if d < 0:
             break
@@ -87,17 +88,54 @@ def play_episode(table, w, dirty, rng, mode, alpha_split, path_after, path_rewar
         target = 0.0
         for t in range(steps - 1, -1, -1):
             target = path_reward[t] + td_update(w, dirty, load_board(path_after, t), target, alpha_split)
-    return score, steps, board
+    return score, steps, board, previous, False
 
 
 @njit
-def run_block(table, w, dirty, rng, mode, alpha_split, path_after, path_reward, out_score, out_max_code, out_moves):
-    """len(out_score) episodes in one compiled call; per-episode results go to the out arrays."""
+def play_episode(table, w, dirty, rng, mode, alpha_split, path_after, path_reward):
+    """One whole episode from a new game (see play_from)."""
+    return play_from(table, w, dirty, rng, mode, alpha_split, path_after, path_reward, new_game(rng), 0, 0,
+                     EMPTY_BOARD)
+
+
+@njit
+def finish_from(table, w, dirty, rng, mode, alpha_split, path_after, path_reward, start, counts):
+    """Play on from a position: ``start`` holds (board, last afterstate), ``counts`` (score, moves).
+
+    For an episode handed off by another board width, and for play from a given position. On
+    return ``start`` and ``counts`` hold where play stopped; returns (largest code, handed off).
+    """
+    score, steps, board, previous, handed = play_from(table, w, dirty, rng, mode, alpha_split, path_after,
+                                                      path_reward, load_board(start, 0), counts[0], counts[1],
+                                                      load_board(start, 1))
+    store_board(start, 0, board)
+    store_board(start, 1, previous)
+    counts[0] = score
+    counts[1] = steps
+    return max_code(board), handed
+
+
+@njit
+def run_block(table, w, dirty, rng, mode, alpha_split, path_after, path_reward, out_score, out_max_code, out_moves,
+              handoff, handoff_counts):
+    """len(out_score) episodes in one compiled call; per-episode results go to the out arrays.
+
+    Returns -1, or the index of an episode handed off unfinished (see play_from): its board and last
+    afterstate are in ``handoff``, its score and moves in ``handoff_counts``, its path in the paths.
+    """
     for e in range(out_score.shape[0]):
-        score, steps, final = play_episode(table, w, dirty, rng, mode, alpha_split, path_after, path_reward)
+        score, steps, final, previous, handed = play_episode(table, w, dirty, rng, mode, alpha_split,
+                                                             path_after, path_reward)
+        if handed:
+            store_board(handoff, 0, final)
+            store_board(handoff, 1, previous)
+            handoff_counts[0] = score
+            handoff_counts[1] = steps
+            return e
         out_score[e] = score
         out_moves[e] = steps
         out_max_code[e] = max_code(final)
+    return -1
 
 
 PLACE, SLIDE = 0, 1  # kinds of recorded actions
@@ -115,22 +153,11 @@ def _placed(before, after):
 
 
 @njit
-def record_episode(table, w, rng, actions):
-    """One greedy episode without learning (the same play and random draws as PLAY), recording every
-    action in ``actions[i] = (kind, a, b)``: a placement (PLACE, cell, code), a slide (SLIDE, direction,
-    reward). Returns (actions recorded, score, largest code at the end)."""
-    board = EMPTY_BOARD
-    n = 0
-    for _ in range(2):
-        placed = spawn_tile(board, rng)
-        cell, code = _placed(board, placed)
-        actions[n, 0] = PLACE
-        actions[n, 1] = cell
-        actions[n, 2] = code
-        n += 1
-        board = placed
-    score = 0
+def record_from(table, w, rng, actions, n, board, score):
+    """Record greedy play on from ``board`` after ``n`` recorded actions; (n, score, board, handed off)."""
     while n + 2 <= actions.shape[0]:
+        if needs_wide(board):
+            return n, score, board, True
         d, after, reward, after_value = best_move(table, w, board)
         if d < 0:
             break
@@ -145,4 +172,32 @@ def record_episode(table, w, rng, actions):
         actions[n + 1, 2] = code
         n += 2
         board = placed
+    return n, score, board, False
+
+
+@njit
+def record_episode(table, w, rng, actions, handoff):
+    """One greedy episode without learning (the same play and random draws as PLAY), recording every
+    action in ``actions[i] = (kind, a, b)``: a placement (PLACE, cell, code), a slide (SLIDE, direction,
+    reward). Returns (actions recorded, score, largest code at the end, handed off); an episode
+    handed off (see play_from) leaves its board in ``handoff`` for ``record_finish``."""
+    board = EMPTY_BOARD
+    n = 0
+    for _ in range(2):
+        placed = spawn_tile(board, rng)
+        cell, code = _placed(board, placed)
+        actions[n, 0] = PLACE
+        actions[n, 1] = cell
+        actions[n, 2] = code
+        n += 1
+        board = placed
+    n, score, board, handed = record_from(table, w, rng, actions, n, board, 0)
+    store_board(handoff, 0, board)
+    return n, score, max_code(board), handed
+
+
+@njit
+def record_finish(table, w, rng, actions, n, start, score):
+    """Finish recording an episode handed off by another board width; (n, score, largest code)."""
+    n, score, board, handed = record_from(table, w, rng, actions, n, load_board(start, 0), score)
     return n, score, max_code(board)
