@@ -96,3 +96,13 @@ def test_2048_on_5_bit_cells(tmp_path):
     assert evaluate(back, 50, seed=1).avg == evaluate(net, 50, seed=1).avg
     with pytest.raises(Exception, match="2584 needs 5"):
         Network(parse_network("2x4"), game="2584", cell_bits=4)
+
+
+def test_eval_checks_the_game(tmp_path):
+    save_model(tmp_path / "fib.td2048", Network(parse_network("2x4", clamp=18), game="2584"))
+    r = subprocess.run([sys.executable, "-m", "td2048.cli", "eval", str(tmp_path / "fib.td2048"), "--game", "2048",
+                        "--games", "5"], capture_output=True, text=True)
+    assert r.returncode == 2 and "game 2584, not 2048" in r.stderr
+    r = subprocess.run([sys.executable, "-m", "td2048.cli", "eval", str(tmp_path / "fib.td2048"), "--game", "2584",
+                        "--games", "5"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr

@@ -23,6 +23,8 @@ games are reproducible from --seed.
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", help="a .td2048 model file (a run's model.td2048 or snapshot.td2048)")
+    p.add_argument("--game", choices=("2048", "2584"), default=None,
+                   help="refuse a model of another game (default: play the model's own game)")
     p.add_argument("--games", type=positive_int_arg, default=1000, help="games to play (default 1000)")
     p.add_argument("--seed", type=nonnegative_int_arg, default=None, help="random seed (default: fresh)")
     p.add_argument("--threads", type=positive_int_arg, default=1, help="games played at once (default 1)")
@@ -34,7 +36,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    network, header = load_model(args.model)
+    network, header = load_model(args.model, game=args.game)
     show = sys.stderr.isatty() and not args.json
 
     def on_progress(done):
