@@ -106,3 +106,19 @@ def test_threads_and_init(tmp_path):
     assert r.returncode == 0, r.stderr
     settings = json.loads((tmp_path / "b" / "settings.json").read_text())
     assert settings["network"] == "2x4" and settings["init"].endswith("model.td2048")
+
+
+def test_snapshot_interval():
+    from td2048.errors import TD2048Error
+    from td2048.learn import snapshot_interval
+
+    assert snapshot_interval("5m") == (None, 300.0) and snapshot_interval("30s") == (None, 30.0)
+    assert snapshot_interval(10000) == (10000, None) and snapshot_interval("2h") == (None, 7200.0)
+    for bad in ("0", "-5", "abc", "5x", "0m", ""):
+        try:
+            snapshot_interval(bad)
+        except TD2048Error:
+            continue
+        raise AssertionError(bad)
+    r = run_train("--snapshot-every", "soon", "--episodes", 10)
+    assert r.returncode == 2 and "--snapshot-every must be" in r.stderr

@@ -68,8 +68,9 @@ class Player:
     (the kernels release the GIL). Playing, they read the network's weights; learning, each
     thread trains a copy of its own and the copies are merged into the network at the end of
     a block once ``merge_seconds`` of training have passed since the last merge (see
-    :mod:`td2048.kernels.merge` for why and how), and whenever :meth:`merge` is called. Such runs are fast but not
-    reproducible; one thread is reproducible bit for bit and needs no copies.
+    :mod:`td2048.kernels.merge` for why and how), before playing, and whenever :meth:`merge` is
+    called. Such runs are fast but not reproducible; one thread is reproducible bit for bit and
+    needs no copies.
 
     The player owns the network's weights while it learns: change them between blocks only
     through :meth:`sync` (or a new player).
@@ -132,6 +133,8 @@ class Player:
         max_codes = np.zeros(episodes, np.int64)
         moves = np.zeros(episodes, np.int64)
         copies = self.threads > 1 and mode != "play"
+        if not copies:
+            self.merge()  # play with everything learned so far
         if copies and self._copies is None:
             self._copies = np.tile(self.network.weights, (self.threads, 1))
             self._dirty = np.zeros((self.threads, dirty_size(self.network.weights.size)), np.uint8)
@@ -249,7 +252,7 @@ class TrainSettings:
     seed: int | None = None  # None: drawn at start and recorded
     block: int = DEFAULT_BLOCK  # episodes per statistics block (one compiled call)
     threads: int = 1  # episodes played at once on shared weights; only 1 is reproducible
-    snapshot_every: int = DEFAULT_SNAPSHOT_EVERY  # episodes between snapshots (rounded up to whole blocks)
+    snapshot_every: int | str = DEFAULT_SNAPSHOT_EVERY  # episodes (10000) or training time ("5m", "30s", "1h")
     memory_limit: int = DEFAULT_MEMORY_LIMIT  # bytes of weights allowed
     init: str | None = None  # model file to start from instead of zero weights
 
@@ -260,8 +263,7 @@ class TrainSettings:
             raise TD2048Error(f"--block must be at least 1, not {self.block}")
         if self.threads < 1:
             raise TD2048Error(f"--threads must be at least 1, not {self.threads}")
-        if self.snapshot_every < 1:
-            raise TD2048Error(f"--snapshot-every must be at least 1, not {self.snapshot_every}")
+        snapshot_interval(self.snapshot_every)  # raises on a bad interval
         if not (math.isfinite(self.alpha) and self.alpha > 0):
             raise TD2048Error(f"--alpha must be a positive number, not {self.alpha}")
         if self.update not in UPDATE_MODES:
@@ -279,6 +281,22 @@ class TrainSettings:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def snapshot_interval(every: int | str) -> tuple[int | None, float | None]:
+    """(episodes, seconds) between snapshots from ``10000`` (episodes) or ``5m`` / ``30s`` / ``2h`` (time)."""
+    text = str(every).strip().lower()
+    units = {"s": 1, "m": 60, "h": 3600}
+    try:
+        if text[-1:] in units:
+            seconds = float(text[:-1]) * units[text[-1]]
+            if seconds > 0 and math.isfinite(seconds):
+                return None, seconds
+        elif int(text) >= 1:
+            return int(text), None
+    except ValueError:
+        pass
+    raise TD2048Error(f"--snapshot-every must be a number of episodes (10000) or a time (30s, 5m, 1h), not {every!r}")
 
 
 def train(settings: TrainSettings, network: Network | None = None,

@@ -5,7 +5,8 @@ A run directory holds::
     settings.json     every setting, written first
     log.jsonl         one JSON object per block of episodes, appended as blocks end
     snapshot.td2048   the weights and what resuming needs (episodes done, random state), every
-                      --snapshot-every episodes, written atomically in the background
+                      --snapshot-every (5 minutes of training, or a number of episodes), written
+                      atomically in the background
     model.td2048      the final model (also written when a run is stopped with Ctrl-C)
     progress.png      the run's curves, redrawn at each snapshot
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import fields
@@ -29,7 +31,7 @@ from td2048 import __version__
 from td2048.errors import TD2048Error
 from td2048.io.atomic import ensure_writable_dir, write_text_atomic
 from td2048.io.model import check_same_network, load_model, save_model
-from td2048.learn import Player, TrainSettings, train_blocks
+from td2048.learn import Player, TrainSettings, snapshot_interval, train_blocks
 from td2048.network import Network
 from td2048.stats import BlockStats
 
@@ -68,6 +70,7 @@ class TrainingRun:
         self.player = player
         self.done = done
         self.last_snapshot = done
+        self.last_snapshot_time = time.monotonic()
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="td2048-snapshot")
         self._pending: Future | None = None
         self.plot_error: str | None = None
@@ -157,10 +160,16 @@ class TrainingRun:
                     yield stats
                     if stop():
                         return
-                    if self.done - self.last_snapshot >= self.settings.snapshot_every:
+                    if self._snapshot_due():
                         self.snapshot(background=True)
         except OSError as e:
             raise TD2048Error(f"cannot write {self.directory / LOG}: {e.strerror or e}") from None
+
+    def _snapshot_due(self) -> bool:
+        episodes, seconds = snapshot_interval(self.settings.snapshot_every)
+        if episodes is not None:
+            return self.done - self.last_snapshot >= episodes
+        return time.monotonic() - self.last_snapshot_time >= seconds
 
     def _state(self) -> dict:
         return {"episodes": self.done, "rng_states": _rng_to_json(self.player.rng_states),
@@ -180,6 +189,7 @@ class TrainingRun:
                           cell_bits=5 if net.wide else 4) if background else net
         state, info = self._state(), self._training_info()
         self.last_snapshot = self.done
+        self.last_snapshot_time = time.monotonic()
 
         def write():
             save_model(self.directory / SNAPSHOT, network, training=info, state=state)

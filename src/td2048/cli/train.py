@@ -40,13 +40,14 @@ then per tile the share of the block's games that reached it and (in brackets) t
 that ended with it as the largest tile. On a terminal a progress bar runs below it.
 
 The run directory holds settings.json, log.jsonl (one JSON object a block),
-snapshot.td2048 (every --snapshot-every episodes), progress.png and, at the end,
+snapshot.td2048 (every 5 minutes, --snapshot-every), progress.png and, at the end,
 model.td2048. Ctrl-C or SIGTERM finishes the block, saves, and tells how to resume;
 a run killed in any other way resumes from its last snapshot with --resume DIR.
 
 With one thread, runs with the same --seed give identical weights, bit for bit.
-With --threads N, N episodes are played at once on shared weights updated without locks:
-faster, but not reproducible.
+With --threads N, N episodes are played at once, each thread on a copy of the weights
+that is merged into the network about once a second: faster, but not reproducible, and a
+little less is learned per episode (see the README).
 """
 
 
@@ -65,9 +66,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--block", type=positive_int_arg, default=None,
                    help=f"episodes per statistics block (default {DEFAULT_BLOCK})")
     p.add_argument("--threads", type=positive_int_arg, default=None,
-                   help="episodes played at once on shared weights (default 1; more is faster, not reproducible)")
-    p.add_argument("--snapshot-every", type=positive_int_arg, default=None,
-                   help=f"episodes between snapshots (default {DEFAULT_SNAPSHOT_EVERY})")
+                   help="episodes played at once (default 1); each thread trains a copy of the weights, merged "
+                        "about once a second: faster, but not reproducible, and less learned per episode")
+    p.add_argument("--snapshot-every", default=None, metavar="N|TIME",
+                   help=f"snapshot every N episodes, or every TIME of training such as 30s, 5m, 1h "
+                        f"(default {DEFAULT_SNAPSHOT_EVERY})")
     p.add_argument("--init", default=None, metavar="MODEL", help="start from a trained model instead of zeros")
     p.add_argument("--out", type=Path, default=None,
                    help="run directory (default runs/NETWORK-DATE-TIME); must not hold a run already")
