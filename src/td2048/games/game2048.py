@@ -21,7 +21,7 @@ import numpy as np
 
 from td2048.config import njit
 from td2048.games.bitboard import ROW_MASK, U64, count_empty, empty_mask, transpose
-from td2048.games.rules import GAME_2048, slide_row_left
+from td2048.games.rules import GAME_2048, build_row_table
 from td2048.rng import below, uniform
 
 UP, RIGHT, DOWN, LEFT = 0, 1, 2, 3
@@ -29,35 +29,13 @@ MOVE_NAMES = ("up", "right", "down", "left")
 MAX_CODE = 15  # 4-bit cells: 32768 is the largest tile that fits
 P_FOUR = 0.1  # a new tile is a 4 (code 2) with p = 0.1, else a 2 (code 1)
 
-# rows of the row table
-_LEFT, _RIGHT, _LEFT_REWARD, _RIGHT_REWARD = 0, 1, 2, 3
-
-
-@njit
-def _build_row_table(max_code):
-    table = np.zeros((4, 65536), np.uint32)
-    codes = np.zeros(4, np.int64)
-    for row in range(65536):
-        for k in range(4):
-            codes[k] = (row >> (4 * k)) & 0xF
-        left, left_reward = slide_row_left(codes, max_code, GAME_2048)
-        right_rev, right_reward = slide_row_left(codes[::-1].copy(), max_code, GAME_2048)
-        packed_left = 0
-        packed_right = 0
-        for k in range(4):
-            packed_left |= left[k] << (4 * k)
-            packed_right |= right_rev[3 - k] << (4 * k)
-        table[_LEFT, row] = packed_left
-        table[_RIGHT, row] = packed_right
-        table[_LEFT_REWARD, row] = left_reward
-        table[_RIGHT_REWARD, row] = right_reward
-    return table
+_LEFT, _RIGHT = 0, 1  # rows of the row table; their rewards are rows 2 and 3
 
 
 @functools.cache
 def row_table() -> np.ndarray:
     """The ``uint32[4, 65536]`` row table: left result, right result, left reward, right reward."""
-    table = _build_row_table(MAX_CODE)
+    table = build_row_table(16, MAX_CODE, GAME_2048)
     table.setflags(write=False)
     return table
 

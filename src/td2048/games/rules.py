@@ -76,3 +76,31 @@ def slide_row_left(codes, max_code, rule=GAME_2048):
             i += 1
         j += 1
     return out, reward
+
+
+@njit
+def build_row_table(row_bits, max_code, rule):
+    """``uint32[4, 2**row_bits]``: left result, right result, left reward, right reward of every row.
+
+    A row packs 4 cells: cell k's low 4 bits at bit 4 k and, in 20-bit rows (5-bit cells), its
+    bit 4 at bit 16 + k; a 16-bit row is the same with that bit always 0.
+    """
+    table = np.zeros((4, 1 << row_bits), np.uint32)
+    codes = np.zeros(4, np.int64)
+    for row in range(1 << row_bits):
+        for k in range(4):
+            codes[k] = ((row >> (4 * k)) & 0xF) | (((row >> (16 + k)) & 1) << 4)
+        left, left_reward = slide_row_left(codes, max_code, rule)
+        right_reversed, right_reward = slide_row_left(codes[::-1].copy(), max_code, rule)
+        packed_left = 0
+        packed_right = 0
+        for k in range(4):
+            a = left[k]
+            b = right_reversed[3 - k]
+            packed_left |= ((a & 0xF) << (4 * k)) | ((a >> 4) << (16 + k))
+            packed_right |= ((b & 0xF) << (4 * k)) | ((b >> 4) << (16 + k))
+        table[0, row] = packed_left
+        table[1, row] = packed_right
+        table[2, row] = left_reward
+        table[3, row] = right_reward
+    return table

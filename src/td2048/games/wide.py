@@ -22,13 +22,13 @@ import numpy as np
 
 from td2048.config import njit
 from td2048.games.bitboard import NIBBLE, U64, empty_mask, flip, mirror, transpose
-from td2048.games.rules import GAMES, slide_row_left
+from td2048.games.rules import GAMES, build_row_table
 from td2048.rng import below, uniform
 
 MAX_WIDE_CODE = 31
 P_TWO = 0.1  # the new tile is code 2 with p = 0.1, else code 1
 _ROW_BITS = 20
-_LEFT, _RIGHT, _LEFT_REWARD, _RIGHT_REWARD = 0, 1, 2, 3
+_LEFT, _RIGHT = 0, 1  # rows of the row table; their rewards are rows 2 and 3
 UP, RIGHT, DOWN, LEFT = 0, 1, 2, 3
 
 
@@ -95,32 +95,10 @@ def wide_empty_mask(b):
     return empty_mask(b[0]) & ~spread
 
 
-@njit
-def _build_wide_table(rule):
-    table = np.zeros((4, 1 << _ROW_BITS), np.uint32)
-    codes = np.zeros(4, np.int64)
-    for row in range(1 << _ROW_BITS):
-        for k in range(4):
-            codes[k] = ((row >> (4 * k)) & 0xF) | (((row >> (16 + k)) & 1) << 4)
-        left, left_reward = slide_row_left(codes, MAX_WIDE_CODE, rule)
-        right_rev, right_reward = slide_row_left(codes[::-1].copy(), MAX_WIDE_CODE, rule)
-        packed_left = 0
-        packed_right = 0
-        for k in range(4):
-            packed_left |= ((left[k] & 0xF) << (4 * k)) | ((left[k] >> 4) << (16 + k))
-            c = right_rev[3 - k]
-            packed_right |= ((c & 0xF) << (4 * k)) | ((c >> 4) << (16 + k))
-        table[_LEFT, row] = packed_left
-        table[_RIGHT, row] = packed_right
-        table[_LEFT_REWARD, row] = left_reward
-        table[_RIGHT_REWARD, row] = right_reward
-    return table
-
-
 @functools.cache
 def wide_row_table(game: str) -> np.ndarray:
     """``uint32[4, 2**20]``: left result, right result, left reward, right reward of every 20-bit row."""
-    table = _build_wide_table(GAMES[game])
+    table = build_row_table(_ROW_BITS, MAX_WIDE_CODE, GAMES[game])
     table.setflags(write=False)
     return table
 
