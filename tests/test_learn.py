@@ -52,7 +52,7 @@ class ReferenceLearner:
     def spawn(self, board):
         return int(_py_spawn(np.uint64(board), self.rng))
 
-    def episode(self, mode):
+    def episode(self, mode, lam=0.0, nstep=0):
         board = self.spawn(self.spawn(0))
         path, score, previous = [], 0, None
         while True:
@@ -76,21 +76,33 @@ class ReferenceLearner:
         if mode == "forward":
             self.td_update(previous, 0.0)
         else:
-            target = 0.0
-            for after, reward in reversed(path):
-                target = reward + self.td_update(after, target)
+            # targets written out: lambda-returns G_t-1 = r_t + (1 - lambda) V(s'_t) + lambda G_t,
+            # or n-step returns r_t + ... + r_t+n-1 + V(s'_t+n-1); V as updated, last target 0
+            target, values, T = 0.0, [0.0] * len(path), len(path)
+            for t in range(T - 1, -1, -1):
+                after, reward = path[t]
+                values[t] = self.td_update(after, target)
+                if nstep > 0:
+                    target = 0.0
+                    for j in range(t, min(t + nstep - 1, T - 1) + 1):
+                        target += float(path[j][1])
+                    if t + nstep - 1 <= T - 1:
+                        target += values[t + nstep - 1]
+                else:
+                    target = reward + (1.0 - lam) * values[t] + lam * target
         return score, len(path)
 
 
-@pytest.mark.parametrize("mode", ["backward", "forward"])
-def test_compiled_episodes_equal_the_reference_bit_for_bit(mode):
+@pytest.mark.parametrize("mode, lam, nstep", [("backward", 0.0, 0), ("forward", 0.0, 0), ("backward", 0.5, 0),
+                                             ("backward", 1.0, 0), ("backward", 0.0, 3), ("backward", 0.0, 1)])
+def test_compiled_episodes_equal_the_reference_bit_for_bit(mode, lam, nstep):
     net = Network(parse_network(SMALL))
     player = Player(net, seed=11)
     player.run(20, mode, 0.1)  # start from weights that are no longer all zero
     reference = ReferenceLearner(net, player.rng_state, alpha=0.1)
-    block = player.run(3, mode, 0.1)
+    block = player.run(3, mode, 0.1, lam=lam, nstep=nstep)
     for e in range(3):
-        score, moves = reference.episode(mode)
+        score, moves = reference.episode(mode, lam, nstep)
         assert (score, moves) == (block.scores[e], block.moves[e])
     np.testing.assert_array_equal(reference.w, net.weights)
     assert np.array_equal(reference.rng, player.rng_state)
@@ -129,3 +141,32 @@ def test_playing_does_not_change_weights():
     block = player.run(10, "play")
     assert np.array_equal(before, net.weights)
     assert (block.moves > 0).all() and (block.scores > 0).all()
+
+
+def test_lambda_0_and_one_step_are_td0_bit_for_bit():
+    weights = []
+    for lam, nstep in ((0.0, 0), (0.0, 1)):
+        net = Network(parse_network(SMALL))
+        Player(net, seed=4).run(40, "backward", 0.1, lam=lam, nstep=nstep)
+        weights.append(net.weights)
+    plain = Network(parse_network(SMALL))
+    Player(plain, seed=4).run(40, "backward", 0.1)
+    assert np.array_equal(weights[0], plain.weights) and np.array_equal(weights[1], plain.weights)
+
+
+@pytest.mark.parametrize("lam, nstep, expected", [
+    (1.0, 0, [12.0, 8.0, 0.0]),  # Monte Carlo: s'_0 -> 8 + 16 = 24, s'_1 -> 16, s'_2 -> 0
+    (0.0, 0, [8.0, 8.0, 0.0]),  # TD(0): s'_1 -> 16 + V(s'_2) = 16, s'_0 -> 8 + V(s'_1) = 8 + 8
+    (0.5, 0, [10.0, 8.0, 0.0]),  # s'_0 -> 8 + 0.5 * 8 + 0.5 * 16 = 20
+    (0.0, 2, [12.0, 8.0, 0.0]),  # 2-step: s'_0 -> 8 + 16 + V(s'_2) = 24
+])
+def test_backward_targets_on_a_hand_worked_episode(lam, nstep, expected):
+    """Three afterstates with cell 0 holding codes 1, 2, 3 (one weight each), rewards 4, 8, 16 for the
+    moves that made them, weights starting at 0, alpha 0.5 on a one-feature network."""
+    net = Network(parse_network("0", isomorphisms=1))
+    path_after = np.array([[1], [2], [3]], np.uint64)
+    path_steps = np.array([[4.0, 0], [8.0, 0], [16.0, 0]])
+    net.kernels.backward_updates(net.weights, np.zeros(1, np.uint8), np.array([0.5, lam, nstep], np.float64),
+                                 path_after, path_steps, 3)
+    assert net.weights[1:4].tolist() == expected
+    assert path_steps[:, 1].tolist() == expected  # the updated values

@@ -93,7 +93,7 @@ class Player:
         longest = WIDE_MAX_EPISODE_MOVES if network.wide else MAX_EPISODE_MOVES
         words = 2 if network.wide else 1  # a board is one uint64, or two on 5-bit cells
         self._paths_after = np.zeros((threads, longest, words), np.uint64)
-        self._paths_reward = np.zeros((threads, longest), np.int64)
+        self._paths_steps = np.zeros((threads, longest, 2), np.float64)  # reward and updated V per move
         self._handoff = np.zeros((threads, 2, words), np.uint64)  # an episode going on on 5-bit cells
         self._handoff_counts = np.zeros((threads, 2), np.int64)
         self._copies = None  # per-thread weight copies, made on the first learning block
@@ -124,11 +124,17 @@ class Player:
             self._merge()
             self._unmerged_seconds = 0.0
 
-    def run(self, episodes: int, mode: str = "play", alpha: float = 0.0) -> EpisodeBlock:
-        """Play ``episodes`` episodes; ``mode`` is play, backward or forward."""
+    def _params(self, alpha: float, lam: float, nstep: int) -> np.ndarray:
+        return np.array([alpha / self.network.spec.n_features, lam, nstep], np.float64)
+
+    def run(self, episodes: int, mode: str = "play", alpha: float = 0.0, lam: float = 0.0,
+            nstep: int = 0) -> EpisodeBlock:
+        """Play ``episodes`` episodes; ``mode`` is play, backward or forward.
+
+        Backward updates use lambda-returns (``lam``; 0 is TD(0)) or, with ``nstep`` > 0, n-step returns."""
         kernels = self.network.kernels
         mode_code = {"play": kernels.PLAY, "backward": kernels.BACKWARD, "forward": kernels.FORWARD}[mode]
-        alpha_split = alpha / self.network.spec.n_features
+        params = self._params(alpha, lam, nstep)
         scores = np.zeros(episodes, np.int64)
         max_codes = np.zeros(episodes, np.int64)
         moves = np.zeros(episodes, np.int64)
@@ -147,14 +153,14 @@ class Player:
             dirty = self._dirty[thread] if copies else NO_TRACKING
             while lo < hi:
                 handed = kernels.run_block(self._table, weights, dirty, self._rng_rows[thread, :4], mode_code,
-                                           alpha_split, self._paths_after[thread], self._paths_reward[thread],
+                                           params, self._paths_after[thread], self._paths_steps[thread],
                                            scores[lo:hi], max_codes[lo:hi], moves[lo:hi],
                                            self._handoff[thread], self._handoff_counts[thread])
                 if handed < 0:
                     return
                 i = lo + handed
                 scores[i], moves[i], max_codes[i] = self._finish_wide(thread, weights, dirty, copies, mode_code,
-                                                                      alpha_split)
+                                                                      params)
                 lo = i + 1
 
         start = time.perf_counter()
@@ -168,7 +174,7 @@ class Player:
                     self.merge()
         return EpisodeBlock(scores, max_codes, moves, time.perf_counter() - start)
 
-    def _finish_wide(self, thread, weights, dirty, tracked, mode_code, alpha_split):
+    def _finish_wide(self, thread, weights, dirty, tracked, mode_code, params):
         """Finish, on 5-bit cells, an episode that reached two 32768 tiles on 4-bit cells: (score, moves, code).
 
         The wide kernels index the same weights (codes up to 15 read the same entries), so the
@@ -177,30 +183,31 @@ class Player:
         steps = int(self._handoff_counts[thread, 1])
         path = np.zeros((WIDE_MAX_EPISODE_MOVES, 2), np.uint64)
         path[:steps, 0] = self._paths_after[thread, :steps, 0]
-        rewards = np.zeros(WIDE_MAX_EPISODE_MOVES, np.int64)
-        rewards[:steps] = self._paths_reward[thread, :steps]
+        path_steps = np.zeros((WIDE_MAX_EPISODE_MOVES, 2), np.float64)
+        path_steps[:steps] = self._paths_steps[thread, :steps]
         start = np.zeros((2, 2), np.uint64)
         start[:, 0] = self._handoff[thread, :, 0]
         counts = self._handoff_counts[thread].copy()
         largest, _ = wide.finish_from(wide_row_table(self.network.game), weights, dirty, self._rng_rows[thread, :4],
-                                      mode_code, alpha_split, path, rewards, start, counts)
+                                      mode_code, params, path, path_steps, start, counts)
         return int(counts[0]), int(counts[1]), int(largest)
 
-    def play_from(self, board, mode: str = "play", alpha: float = 0.0) -> tuple[int, int, int]:
+    def play_from(self, board, mode: str = "play", alpha: float = 0.0, lam: float = 0.0,
+                  nstep: int = 0) -> tuple[int, int, int]:
         """Play one episode on from a position (an int; (lo, hi) on 5-bit cells): (score, moves, largest code).
 
         Uses the first thread's random state; learns with mode backward or forward."""
         kernels = self.network.kernels
         mode_code = {"play": kernels.PLAY, "backward": kernels.BACKWARD, "forward": kernels.FORWARD}[mode]
-        alpha_split = alpha / self.network.spec.n_features
+        params = self._params(alpha, lam, nstep)
         self._handoff[0] = 0
         self._handoff[0, 0] = board if self.network.wide else [board]
         self._handoff_counts[0] = 0
         largest, handed = kernels.finish_from(self._table, self.network.weights, NO_TRACKING, self._rng_rows[0, :4],
-                                              mode_code, alpha_split, self._paths_after[0], self._paths_reward[0],
+                                              mode_code, params, self._paths_after[0], self._paths_steps[0],
                                               self._handoff[0], self._handoff_counts[0])
         if handed:
-            return self._finish_wide(0, self.network.weights, NO_TRACKING, False, mode_code, alpha_split)
+            return self._finish_wide(0, self.network.weights, NO_TRACKING, False, mode_code, params)
         return int(self._handoff_counts[0, 0]), int(self._handoff_counts[0, 1]), int(largest)
 
     def _merge(self) -> None:
@@ -255,6 +262,9 @@ class TrainSettings:
     snapshot_every: int | str = DEFAULT_SNAPSHOT_EVERY  # episodes (10000) or training time ("5m", "30s", "1h")
     memory_limit: int = DEFAULT_MEMORY_LIMIT  # bytes of weights allowed
     init: str | None = None  # model file to start from instead of zero weights
+    lam: float = 0.0  # lambda of the lambda-returns (backward updates): 0 is TD(0), 1 Monte Carlo
+    nstep: int = 0  # n of n-step returns instead (backward updates); 0: use lambda
+    alpha_schedule: str = "const"  # const | step:A@E,A@E,... | invsqrt:T (alpha / sqrt(1 + episodes / T))
 
     def validate(self) -> None:
         if self.episodes < 1:
@@ -264,6 +274,15 @@ class TrainSettings:
         if self.threads < 1:
             raise TD2048Error(f"--threads must be at least 1, not {self.threads}")
         snapshot_interval(self.snapshot_every)  # raises on a bad interval
+        if not (isinstance(self.lam, (int, float)) and 0.0 <= self.lam <= 1.0):
+            raise TD2048Error(f"--lambda must be in [0, 1], not {self.lam}")
+        if self.nstep < 0:
+            raise TD2048Error(f"--nstep must be at least 1, not {self.nstep}")
+        if self.lam > 0 and self.nstep > 0:
+            raise TD2048Error("--lambda and --nstep are two kinds of return: give one of them")
+        if (self.lam > 0 or self.nstep > 1) and self.update != "backward":
+            raise TD2048Error("--lambda and --nstep need --update backward (returns are computed at the episode's end)")
+        alpha_at(self.alpha_schedule, self.alpha, 0)  # raises on a bad schedule
         if not (math.isfinite(self.alpha) and self.alpha > 0):
             raise TD2048Error(f"--alpha must be a positive number, not {self.alpha}")
         if self.update not in UPDATE_MODES:
@@ -281,6 +300,34 @@ class TrainSettings:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def alpha_at(schedule: str, alpha: float, episode: int) -> float:
+    """The learning rate at ``episode`` (the first of a block) under a schedule.
+
+    ``const``: alpha. ``step:0.1@0,0.05@500000``: 0.1 from episode 0, 0.05 from 500,000 (the base
+    --alpha before the first step). ``invsqrt:T``: alpha / sqrt(1 + episode / T).
+    """
+    text = schedule.strip().lower()
+    try:
+        if text == "const":
+            return alpha
+        kind, _, spec = text.partition(":")
+        if kind == "invsqrt":
+            horizon = float(spec)
+            if horizon > 0 and math.isfinite(horizon):
+                return alpha / math.sqrt(1.0 + episode / horizon)
+        elif kind == "step":
+            steps = sorted((int(at), float(value)) for value, at in (part.split("@") for part in spec.split(",")))
+            if steps and all(v > 0 and math.isfinite(v) and at >= 0 for at, v in steps):
+                current = alpha
+                for at, value in steps:
+                    if episode >= at:
+                        current = value
+                return current
+    except ValueError:
+        pass
+    raise TD2048Error(f"bad --alpha-schedule {schedule!r} (const, step:0.1@0,0.05@500000 or invsqrt:100000)")
 
 
 def snapshot_interval(every: int | str) -> tuple[int | None, float | None]:
@@ -325,7 +372,8 @@ def train_blocks(settings: TrainSettings, player: Player, done: int) -> Iterator
     """Train from ``done`` episodes up to ``settings.episodes``, yielding each block's statistics."""
     while done < settings.episodes:
         n = min(settings.block, settings.episodes - done)
-        block = player.run(n, settings.update, settings.alpha)
+        alpha = alpha_at(settings.alpha_schedule, settings.alpha, done)
+        block = player.run(n, settings.update, alpha, settings.lam, settings.nstep)
         done += n
         yield BlockStats.from_block(done, block.scores, block.max_codes, block.moves, block.seconds,
-                                    game=player.network.game, alpha=settings.alpha)
+                                    game=player.network.game, alpha=alpha)

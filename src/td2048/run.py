@@ -177,8 +177,9 @@ class TrainingRun:
 
     def _training_info(self) -> dict:
         s = self.settings
-        return {"episodes": self.done, "alpha": s.alpha, "update": s.update, "seed": s.seed, "threads": s.threads,
-                "init": s.init, "run": str(self.directory)}
+        return {"episodes": self.done, "alpha": s.alpha, "alpha_schedule": s.alpha_schedule, "update": s.update,
+                "lambda": s.lam, "nstep": s.nstep, "seed": s.seed, "threads": s.threads, "init": s.init,
+                "run": str(self.directory)}
 
     def snapshot(self, background: bool = False) -> None:
         """Save weights and state; in the background the weights are copied first and training goes on."""

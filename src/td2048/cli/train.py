@@ -71,6 +71,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--snapshot-every", default=None, metavar="N|TIME",
                    help=f"snapshot every N episodes, or every TIME of training such as 30s, 5m, 1h "
                         f"(default {DEFAULT_SNAPSHOT_EVERY})")
+    p.add_argument("--lambda", dest="lam", type=float, default=None, metavar="L",
+                   help="TD(lambda): targets are lambda-returns computed backward at the end of each episode "
+                        "(0 = TD(0), the default; 1 = Monte-Carlo returns); needs --update backward")
+    p.add_argument("--nstep", type=positive_int_arg, default=None, metavar="N",
+                   help="n-step returns instead: r_t+1 + ... + r_t+n + V(s'_t+n) (1 = TD(0)); needs --update backward")
+    p.add_argument("--alpha-schedule", default=None, metavar="SCHEDULE",
+                   help="const (default); step:0.1@0,0.05@500000 (alpha from an episode on); invsqrt:T "
+                        "(alpha / sqrt(1 + episodes / T)); the alpha of each block is in the log")
     p.add_argument("--init", default=None, metavar="MODEL", help="start from a trained model instead of zeros")
     p.add_argument("--out", type=Path, default=None,
                    help="run directory (default runs/NETWORK-DATE-TIME); must not hold a run already")
@@ -80,7 +88,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 _SETTING_OPTIONS = ("game", "cells", "network", "isomorphisms", "clamp", "episodes", "alpha", "update", "seed", "block",
-                    "threads", "snapshot_every", "memory_limit", "init")
+                    "threads", "snapshot_every", "memory_limit", "init", "lam", "nstep", "alpha_schedule")
 
 
 class _StopRequest:

@@ -55,14 +55,16 @@ def best_move(table, w, board):
 
 
 @njit
-def play_from(table, w, dirty, rng, mode, alpha_split, path_after, path_reward, board, score, steps, previous):
+def play_from(table, w, dirty, rng, mode, params, path_after, path_steps, board, score, steps, previous):
     """Play on from ``board`` (``steps`` moves, ``score`` and the last afterstate ``previous`` so far).
 
-    Learns when mode is BACKWARD or FORWARD; ``path_after`` and ``path_reward`` hold the episode's
-    afterstates and rewards (BACKWARD only). Returns (score, steps, final board, previous, handed
-    off): a 4-bit board hands the episode off, unfinished, when it holds two 32768 tiles, which
-    only 5-bit cells can merge (the caller goes on with the wide kernels, ``finish_from``).
+    ``params`` = (alpha_split, lambda, n): learns when mode is BACKWARD or FORWARD; BACKWARD keeps
+    the episode's afterstates in ``path_after`` and (reward, updated V) per move in ``path_steps``.
+    Returns (score, steps, final board, previous, handed off): a 4-bit board hands the episode off,
+    unfinished, when it holds two 32768 tiles, which only 5-bit cells can merge (the caller goes on
+    with the wide kernels, ``finish_from``).
     """
+    alpha_split = params[0]
     capacity = path_after.shape[0]
     while True:
         if needs_wide(board):
@@ -76,7 +78,7 @@ def play_from(table, w, dirty, rng, mode, alpha_split, path_after, path_reward, 
             if steps == capacity:  # a safety valve: no 2048 game is this long, 2584 ones hardly
                 break
             store_board(path_after, steps, after)
-            path_reward[steps] = reward
+            path_steps[steps, 0] = reward
         previous = after
         score += reward
         steps += 1
@@ -84,29 +86,55 @@ def play_from(table, w, dirty, rng, mode, alpha_split, path_after, path_reward, 
     if mode == FORWARD and steps > 0:
         td_update(w, dirty, previous, 0.0, alpha_split)
     elif mode == BACKWARD:
-        # s'_t moves toward r_t+1 + V(s'_t+1), V already updated: the last one toward 0
-        target = 0.0
-        for t in range(steps - 1, -1, -1):
-            target = path_reward[t] + td_update(w, dirty, load_board(path_after, t), target, alpha_split)
+        backward_updates(w, dirty, params, path_after, path_steps, steps)
     return score, steps, board, previous, False
 
 
 @njit
-def play_episode(table, w, dirty, rng, mode, alpha_split, path_after, path_reward):
+def backward_updates(w, dirty, params, path_after, path_steps, steps):
+    """Update the episode's afterstates from the last to the first, each toward its target.
+
+    The last afterstate's target is 0; s'_t-1's target, with r_t the reward of the move to s'_t
+    and V(s'_t) already updated, is the lambda-return
+
+        G_t-1 = r_t + (1 - lambda) V(s'_t) + lambda G_t        (lambda 0: TD(0); 1: Monte Carlo)
+
+    or, with n > 0, the n-step return r_t + ... + r_t+n-1 + V(s'_t+n-1) (no V past the end).
+    """
+    alpha_split = params[0]
+    lam = params[1]
+    n = np.int64(params[2])
+    target = 0.0
+    for t in range(steps - 1, -1, -1):
+        updated = td_update(w, dirty, load_board(path_after, t), target, alpha_split)
+        path_steps[t, 1] = updated
+        if n > 0:
+            target = 0.0
+            last = min(t + n - 1, steps - 1)
+            for j in range(t, last + 1):
+                target += path_steps[j, 0]
+            if t + n - 1 <= steps - 1:
+                target += path_steps[t + n - 1, 1]
+        else:
+            target = path_steps[t, 0] + (1.0 - lam) * updated + lam * target
+
+
+@njit
+def play_episode(table, w, dirty, rng, mode, params, path_after, path_steps):
     """One whole episode from a new game (see play_from)."""
-    return play_from(table, w, dirty, rng, mode, alpha_split, path_after, path_reward, new_game(rng), 0, 0,
+    return play_from(table, w, dirty, rng, mode, params, path_after, path_steps, new_game(rng), 0, 0,
                      EMPTY_BOARD)
 
 
 @njit
-def finish_from(table, w, dirty, rng, mode, alpha_split, path_after, path_reward, start, counts):
+def finish_from(table, w, dirty, rng, mode, params, path_after, path_steps, start, counts):
     """Play on from a position: ``start`` holds (board, last afterstate), ``counts`` (score, moves).
 
     For an episode handed off by another board width, and for play from a given position. On
     return ``start`` and ``counts`` hold where play stopped; returns (largest code, handed off).
     """
-    score, steps, board, previous, handed = play_from(table, w, dirty, rng, mode, alpha_split, path_after,
-                                                      path_reward, load_board(start, 0), counts[0], counts[1],
+    score, steps, board, previous, handed = play_from(table, w, dirty, rng, mode, params, path_after,
+                                                      path_steps, load_board(start, 0), counts[0], counts[1],
                                                       load_board(start, 1))
     store_board(start, 0, board)
     store_board(start, 1, previous)
@@ -116,7 +144,7 @@ def finish_from(table, w, dirty, rng, mode, alpha_split, path_after, path_reward
 
 
 @njit
-def run_block(table, w, dirty, rng, mode, alpha_split, path_after, path_reward, out_score, out_max_code, out_moves,
+def run_block(table, w, dirty, rng, mode, params, path_after, path_steps, out_score, out_max_code, out_moves,
               handoff, handoff_counts):
     """len(out_score) episodes in one compiled call; per-episode results go to the out arrays.
 
@@ -124,8 +152,8 @@ def run_block(table, w, dirty, rng, mode, alpha_split, path_after, path_reward, 
     afterstate are in ``handoff``, its score and moves in ``handoff_counts``, its path in the paths.
     """
     for e in range(out_score.shape[0]):
-        score, steps, final, previous, handed = play_episode(table, w, dirty, rng, mode, alpha_split,
-                                                             path_after, path_reward)
+        score, steps, final, previous, handed = play_episode(table, w, dirty, rng, mode, params,
+                                                             path_after, path_steps)
         if handed:
             store_board(handoff, 0, final)
             store_board(handoff, 1, previous)
