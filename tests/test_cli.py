@@ -74,6 +74,8 @@ def test_train_refuses_to_overwrite_a_run(tmp_path, cli_env):
     (["--alpha-schedule", "cosine"], "bad --alpha-schedule"),
     (["--alpha-schedule", "step:0.1@x"], "bad --alpha-schedule"),
     (["--alpha-schedule", "invsqrt:-5"], "bad --alpha-schedule"),
+    (["--explore", "const:2"], "bad --explore"),
+    (["--explore", "sometimes"], "bad --explore"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, fragment, cli_env):
     assert_one_line_error(td2048("train", "--episodes", 5, *args, "--out", tmp_path / "x", env=cli_env), fragment)
@@ -117,9 +119,11 @@ def test_help_of_every_command():
 def test_lambda_and_alpha_schedule(tmp_path, cli_env):
     out = tmp_path / "run"
     r = td2048("train", "--network", "2x4", "--episodes", 400, "--block", 100, "--seed", 1, "--lambda", "0.5",
-               "--alpha-schedule", "step:0.1@0,0.02@200", "--out", out, "--quiet", env=cli_env)
+               "--alpha-schedule", "step:0.1@0,0.02@200", "--explore", "exp:1:0.01:300", "--out", out, "--quiet",
+               env=cli_env)
     assert r.returncode == 0, r.stderr
     log = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
     assert [b["alpha"] for b in log] == [0.1, 0.1, 0.02, 0.02]
     header = load_model(out / "model.td2048")[1]["training"]
     assert header["lambda"] == 0.5 and header["alpha_schedule"] == "step:0.1@0,0.02@200"
+    assert header["explore"] == "exp:1:0.01:300"

@@ -8,6 +8,7 @@ from td2048.games.bitboard import symmetric_boards
 from td2048.games.game2048 import _py_spawn
 from td2048.learn import Player, TrainSettings, train
 from td2048.network import Network, parse_network
+from td2048.rng import below, uniform
 
 SMALL = "0123,4567,0145"
 
@@ -52,7 +53,7 @@ class ReferenceLearner:
     def spawn(self, board):
         return int(_py_spawn(np.uint64(board), self.rng))
 
-    def episode(self, mode, lam=0.0, nstep=0):
+    def episode(self, mode, lam=0.0, nstep=0, epsilon=0.0):
         board = self.spawn(self.spawn(0))
         path, score, previous = [], 0, None
         while True:
@@ -66,10 +67,17 @@ class ReferenceLearner:
                         best = (reward + v, after, reward, v)
             if best is None:
                 break
-            _, after, reward, v = best
+            greedy, after, reward, v = best
+            explored = False
+            if epsilon > 0 and uniform(self.rng) < epsilon:  # the kernels' draws, in their order
+                legal = [d for d in range(4) if from_grid(move(to_grid(board), d)[0]) != board]
+                pick = legal[below(self.rng, len(legal))]
+                grid, r = move(to_grid(board), pick)
+                if from_grid(grid) != after or r != reward:
+                    explored, after, reward = True, from_grid(grid), r
             if mode == "forward" and previous is not None:
-                self.td_update(previous, reward + v)
-            path.append((after, reward))
+                self.td_update(previous, greedy)  # the greedy value, explored or not
+            path.append((after, reward, explored, greedy))
             previous = after
             score += reward
             board = self.spawn(after)
@@ -78,16 +86,23 @@ class ReferenceLearner:
         else:
             # targets written out: lambda-returns G_t-1 = r_t + (1 - lambda) V(s'_t) + lambda G_t,
             # or n-step returns r_t + ... + r_t+n-1 + V(s'_t+n-1); V as updated, last target 0
+            # an explored move's part of a return is replaced by the greedy value of its state (Watkins)
             target, values, T = 0.0, [0.0] * len(path), len(path)
             for t in range(T - 1, -1, -1):
-                after, reward = path[t]
+                after, reward, explored, greedy = path[t]
                 values[t] = self.td_update(after, target)
                 if nstep > 0:
-                    target = 0.0
+                    target, cut = 0.0, False
                     for j in range(t, min(t + nstep - 1, T - 1) + 1):
+                        if path[j][2]:
+                            target += path[j][3]
+                            cut = True
+                            break
                         target += float(path[j][1])
-                    if t + nstep - 1 <= T - 1:
+                    if not cut and t + nstep - 1 <= T - 1:
                         target += values[t + nstep - 1]
+                elif explored:
+                    target = greedy
                 else:
                     target = reward + (1.0 - lam) * values[t] + lam * target
         return score, len(path)
@@ -165,8 +180,55 @@ def test_backward_targets_on_a_hand_worked_episode(lam, nstep, expected):
     moves that made them, weights starting at 0, alpha 0.5 on a one-feature network."""
     net = Network(parse_network("0", isomorphisms=1))
     path_after = np.array([[1], [2], [3]], np.uint64)
-    path_steps = np.array([[4.0, 0], [8.0, 0], [16.0, 0]])
-    net.kernels.backward_updates(net.weights, np.zeros(1, np.uint8), np.array([0.5, lam, nstep], np.float64),
-                                 path_after, path_steps, 3)
+    path_steps = np.array([[4.0, 0, 0, 0], [8.0, 0, 0, 0], [16.0, 0, 0, 0]])
+    params = np.array([0.5, lam, nstep, 0, 0, 0, 0, 0], np.float64)
+    net.kernels.backward_updates(net.weights, np.zeros(1, np.uint8), params, path_after, path_steps, 3)
     assert net.weights[1:4].tolist() == expected
     assert path_steps[:, 1].tolist() == expected  # the updated values
+
+
+@pytest.mark.parametrize("mode, lam, nstep", [("backward", 0.0, 0), ("backward", 0.5, 0), ("backward", 0.0, 3),
+                                             ("forward", 0.0, 0)])
+def test_exploration_equals_the_reference_bit_for_bit(mode, lam, nstep):
+    net = Network(parse_network(SMALL))
+    player = Player(net, seed=13)
+    player.run(20, mode, 0.1)
+    reference = ReferenceLearner(net, player.rng_state, alpha=0.1)
+    block = player.run(3, mode, 0.1, lam=lam, nstep=nstep, explore="const:0.3")
+    for e in range(3):
+        assert reference.episode(mode, lam, nstep, epsilon=0.3) == (block.scores[e], block.moves[e])
+    np.testing.assert_array_equal(reference.w, net.weights)
+
+
+def test_no_exploration_draws_nothing():
+    nets = []
+    for explore in ("none", "const:0", "exp:1:0.5:0.001"):
+        net = Network(parse_network(SMALL))
+        Player(net, seed=4).run(30, "backward", 0.1, explore=explore, first_episode=5)
+        nets.append(net.weights)
+    assert np.array_equal(nets[0], nets[1]) and np.array_equal(nets[0], nets[2])
+
+
+@pytest.mark.parametrize("lam, nstep", [(0.0, 0), (1.0, 0), (0.0, 2)])
+def test_an_explored_move_is_cut_from_the_returns(lam, nstep):
+    """The episode of test_backward_targets_on_a_hand_worked_episode, its second move explored with a
+    greedy value of 100 at that state: s'_0 learns 100 (alpha 0.5: weight 50) whatever the return."""
+    net = Network(parse_network("0", isomorphisms=1))
+    path_after = np.array([[1], [2], [3]], np.uint64)
+    path_steps = np.array([[4.0, 0, 0, 0], [8.0, 0, 1.0, 100.0], [16.0, 0, 0, 0]])
+    net.kernels.backward_updates(net.weights, np.zeros(1, np.uint8), np.array([0.5, lam, nstep, 0, 0, 0, 0, 0]),
+                                 path_after, path_steps, 3)
+    assert net.weights[1] == 50.0 and net.weights[2] == 8.0 and net.weights[3] == 0.0
+
+
+def test_exploration_schedules():
+    from td2048.errors import TD2048Error
+    from td2048.learn import exploration
+
+    assert exploration("none") == (0.0, 0.0, 0.0, 0.0)
+    assert exploration("const:0.01") == (1.0, 0.01, 0.0, 0.0)
+    assert exploration("linear:0.1:0:50000") == (2.0, 0.1, 0.0, 50000.0)
+    assert exploration("exp:1:0.0005:5000") == (3.0, 1.0, 0.0005, 5000.0)
+    for bad in ("const:1.5", "linear:0.1:0", "exp:1:-1:5", "greedy", "const:x", "linear:0.1:2:10"):
+        with pytest.raises(TD2048Error, match="bad --explore"):
+            exploration(bad)

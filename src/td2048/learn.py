@@ -93,7 +93,8 @@ class Player:
         longest = WIDE_MAX_EPISODE_MOVES if network.wide else MAX_EPISODE_MOVES
         words = 2 if network.wide else 1  # a board is one uint64, or two on 5-bit cells
         self._paths_after = np.zeros((threads, longest, words), np.uint64)
-        self._paths_steps = np.zeros((threads, longest, 2), np.float64)  # reward and updated V per move
+        # per move: reward, updated V, explored (1/0), greedy r + V of the state
+        self._paths_steps = np.zeros((threads, longest, 4), np.float64)
         self._handoff = np.zeros((threads, 2, words), np.uint64)  # an episode going on on 5-bit cells
         self._handoff_counts = np.zeros((threads, 2), np.int64)
         self._copies = None  # per-thread weight copies, made on the first learning block
@@ -124,17 +125,20 @@ class Player:
             self._merge()
             self._unmerged_seconds = 0.0
 
-    def _params(self, alpha: float, lam: float, nstep: int) -> np.ndarray:
-        return np.array([alpha / self.network.spec.n_features, lam, nstep], np.float64)
+    def _params(self, alpha: float, lam: float, nstep: int, explore: str = "none", first: int = 0) -> np.ndarray:
+        """The kernels' learning parameters: alpha_split, lambda, n, exploration (kind, 3 numbers), first episode."""
+        return np.array([alpha / self.network.spec.n_features, lam, nstep, *exploration(explore), first], np.float64)
 
     def run(self, episodes: int, mode: str = "play", alpha: float = 0.0, lam: float = 0.0,
-            nstep: int = 0) -> EpisodeBlock:
+            nstep: int = 0, explore: str = "none", first_episode: int = 0) -> EpisodeBlock:
         """Play ``episodes`` episodes; ``mode`` is play, backward or forward.
 
-        Backward updates use lambda-returns (``lam``; 0 is TD(0)) or, with ``nstep`` > 0, n-step returns."""
+        Backward updates use lambda-returns (``lam``; 0 is TD(0)) or, with ``nstep`` > 0, n-step returns.
+        Learning, moves explore by the schedule ``explore`` (see :func:`exploration`), whose episode
+        count starts at ``first_episode``."""
         kernels = self.network.kernels
         mode_code = {"play": kernels.PLAY, "backward": kernels.BACKWARD, "forward": kernels.FORWARD}[mode]
-        params = self._params(alpha, lam, nstep)
+        params = self._params(alpha, lam, nstep, explore, first_episode)
         scores = np.zeros(episodes, np.int64)
         max_codes = np.zeros(episodes, np.int64)
         moves = np.zeros(episodes, np.int64)
@@ -152,15 +156,18 @@ class Player:
             weights = self._copies[thread] if copies else self.network.weights
             dirty = self._dirty[thread] if copies else NO_TRACKING
             while lo < hi:
+                batch = params.copy()
+                batch[7] += lo  # the exploration schedule counts episodes
                 handed = kernels.run_block(self._table, weights, dirty, self._rng_rows[thread, :4], mode_code,
-                                           params, self._paths_after[thread], self._paths_steps[thread],
+                                           batch, self._paths_after[thread], self._paths_steps[thread],
                                            scores[lo:hi], max_codes[lo:hi], moves[lo:hi],
                                            self._handoff[thread], self._handoff_counts[thread])
                 if handed < 0:
                     return
                 i = lo + handed
+                batch[7] = params[7] + i
                 scores[i], moves[i], max_codes[i] = self._finish_wide(thread, weights, dirty, copies, mode_code,
-                                                                      params)
+                                                                      batch)
                 lo = i + 1
 
         start = time.perf_counter()
@@ -183,7 +190,7 @@ class Player:
         steps = int(self._handoff_counts[thread, 1])
         path = np.zeros((WIDE_MAX_EPISODE_MOVES, 2), np.uint64)
         path[:steps, 0] = self._paths_after[thread, :steps, 0]
-        path_steps = np.zeros((WIDE_MAX_EPISODE_MOVES, 2), np.float64)
+        path_steps = np.zeros((WIDE_MAX_EPISODE_MOVES, 4), np.float64)
         path_steps[:steps] = self._paths_steps[thread, :steps]
         start = np.zeros((2, 2), np.uint64)
         start[:, 0] = self._handoff[thread, :, 0]
@@ -265,6 +272,7 @@ class TrainSettings:
     lam: float = 0.0  # lambda of the lambda-returns (backward updates): 0 is TD(0), 1 Monte Carlo
     nstep: int = 0  # n of n-step returns instead (backward updates); 0: use lambda
     alpha_schedule: str = "const"  # const | step:A@E,A@E,... | invsqrt:T (alpha / sqrt(1 + episodes / T))
+    explore: str = "none"  # epsilon-greedy schedule: none | const:E | linear:E0:E1:N | exp:E0:R:N
 
     def validate(self) -> None:
         if self.episodes < 1:
@@ -283,6 +291,7 @@ class TrainSettings:
         if (self.lam > 0 or self.nstep > 1) and self.update != "backward":
             raise TD2048Error("--lambda and --nstep need --update backward (returns are computed at the episode's end)")
         alpha_at(self.alpha_schedule, self.alpha, 0)  # raises on a bad schedule
+        exploration(self.explore)
         if not (math.isfinite(self.alpha) and self.alpha > 0):
             raise TD2048Error(f"--alpha must be a positive number, not {self.alpha}")
         if self.update not in UPDATE_MODES:
@@ -300,6 +309,33 @@ class TrainSettings:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def exploration(schedule: str) -> tuple[float, float, float, float]:
+    """Exploration schedule -> (kind, three numbers) for the kernels; epsilon of episode n is
+
+    ``none``: 0; ``const:E``: E; ``linear:E0:E1:N``: from E0 to E1 over N episodes, then E1;
+    ``exp:E0:R:N``: E0 * exp(-R n) for the first N episodes, then 0 (``exp:1:0.0005:5000``).
+    """
+    text = schedule.strip().lower()
+    kinds = {"none": (0, 0), "const": (1, 1), "linear": (2, 3), "exp": (3, 3)}
+    name, *numbers = text.split(":")
+    try:
+        kind, count = kinds[name]
+        values = [float(x) for x in numbers]
+        if len(values) == count and all(math.isfinite(v) for v in values):
+            e0 = values[0] if values else 0.0
+            ok = 0.0 <= e0 <= 1.0
+            if kind == 2:
+                ok = ok and 0.0 <= values[1] <= 1.0 and values[2] > 0
+            if kind == 3:
+                ok = ok and values[1] >= 0 and values[2] > 0
+            if ok:
+                return (float(kind), *(values + [0.0] * (3 - len(values))))
+    except (KeyError, ValueError):
+        pass
+    raise TD2048Error(f"bad --explore {schedule!r} (const:0.01, linear:0.1:0:50000 or exp:1:0.0005:5000; "
+                      "epsilons in [0, 1])")
 
 
 def alpha_at(schedule: str, alpha: float, episode: int) -> float:
@@ -373,7 +409,7 @@ def train_blocks(settings: TrainSettings, player: Player, done: int) -> Iterator
     while done < settings.episodes:
         n = min(settings.block, settings.episodes - done)
         alpha = alpha_at(settings.alpha_schedule, settings.alpha, done)
-        block = player.run(n, settings.update, alpha, settings.lam, settings.nstep)
+        block = player.run(n, settings.update, alpha, settings.lam, settings.nstep, settings.explore, done)
         done += n
         yield BlockStats.from_block(done, block.scores, block.max_codes, block.moves, block.seconds,
                                     game=player.network.game, alpha=alpha)

@@ -178,8 +178,8 @@ class TrainingRun:
     def _training_info(self) -> dict:
         s = self.settings
         return {"episodes": self.done, "alpha": s.alpha, "alpha_schedule": s.alpha_schedule, "update": s.update,
-                "lambda": s.lam, "nstep": s.nstep, "seed": s.seed, "threads": s.threads, "init": s.init,
-                "run": str(self.directory)}
+                "lambda": s.lam, "nstep": s.nstep, "explore": s.explore, "seed": s.seed, "threads": s.threads,
+                "init": s.init, "run": str(self.directory)}
 
     def snapshot(self, background: bool = False) -> None:
         """Save weights and state; in the background the weights are copied first and training goes on."""

@@ -79,6 +79,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--alpha-schedule", default=None, metavar="SCHEDULE",
                    help="const (default); step:0.1@0,0.05@500000 (alpha from an episode on); invsqrt:T "
                         "(alpha / sqrt(1 + episodes / T)); the alpha of each block is in the log")
+    p.add_argument("--explore", default=None, metavar="SCHEDULE",
+                   help="epsilon-greedy exploration: const:0.01, linear:0.1:0:50000 (0.1 to 0 over 50,000 "
+                        "episodes) or exp:1:0.0005:5000 (exp(-0.0005 n) for 5,000 episodes). Convention: an "
+                        "explored move never enters a target; the afterstate before it learns the greedy "
+                        "r + V(s') of its state, and lambda/n-step returns stop there (Watkins)")
     p.add_argument("--init", default=None, metavar="MODEL", help="start from a trained model instead of zeros")
     p.add_argument("--out", type=Path, default=None,
                    help="run directory (default runs/NETWORK-DATE-TIME); must not hold a run already")
@@ -88,7 +93,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 _SETTING_OPTIONS = ("game", "cells", "network", "isomorphisms", "clamp", "episodes", "alpha", "update", "seed", "block",
-                    "threads", "snapshot_every", "memory_limit", "init", "lam", "nstep", "alpha_schedule")
+                    "threads", "snapshot_every", "memory_limit", "init", "lam", "nstep", "alpha_schedule",
+                    "explore")
 
 
 class _StopRequest:

@@ -190,6 +190,7 @@ import numpy as np
 
 from td2048.config import njit
 from td2048.kernels.merge import DIRTY_SHIFT
+from td2048.rng import below, uniform
 {_WIDE_BOARD if wide else _NARROW_BOARD}
 
 N_TUPLES = {len(spec.tuples)}

@@ -16,6 +16,7 @@ learns V on afterstates (the boards right after a slide)::
 ``alpha_split`` is alpha / (tuples x isomorphisms), the course demo's convention.
 """
 # ruff: noqa: F821  (value, add_to_features, move, np, njit, ... come from the generated module)
+from td2048.rng import below, uniform
 
 # ---- episode kernels (shared by every network) ----
 PLAY = 0  # no learning
@@ -55,11 +56,46 @@ def best_move(table, w, board):
 
 
 @njit
-def play_from(table, w, dirty, rng, mode, params, path_after, path_steps, board, score, steps, previous):
+def epsilon_at(params, episode):
+    """Exploration rate of an episode: params[3] = kind (0 none, 1 const, 2 linear, 3 exp), params[4:7] its numbers."""
+    kind = params[3]
+    if kind == 1:
+        return params[4]
+    if kind == 2:  # from e0 to e1 over n episodes, then e1
+        return params[4] + (params[5] - params[4]) * min(1.0, episode / params[6])
+    if kind == 3:  # e0 * exp(-rate * episode) for the first n episodes, then 0
+        return params[4] * np.exp(-params[5] * episode) if episode < params[6] else 0.0
+    return 0.0
+
+
+@njit
+def random_legal_move(table, board, rng):
+    """A uniformly random legal move: (direction, afterstate, reward); the board has one."""
+    legal = 0
+    for d in range(4):
+        after, reward = move(table, board, d)
+        if after != board:
+            legal += 1
+    k = below(rng, legal)
+    for d in range(4):
+        after, reward = move(table, board, d)
+        if after != board:
+            if k == 0:
+                return d, after, reward
+            k -= 1
+    return -1, board, 0
+
+
+@njit
+def play_from(table, w, dirty, rng, mode, params, path_after, path_steps, board, score, steps, previous,
+              epsilon):
     """Play on from ``board`` (``steps`` moves, ``score`` and the last afterstate ``previous`` so far).
 
-    ``params`` = (alpha_split, lambda, n): learns when mode is BACKWARD or FORWARD; BACKWARD keeps
-    the episode's afterstates in ``path_after`` and (reward, updated V) per move in ``path_steps``.
+    ``params`` = (alpha_split, lambda, n, exploration...): learns when mode is BACKWARD or FORWARD;
+    BACKWARD keeps the episode's afterstates in ``path_after`` and per move (reward, updated V,
+    explored, greedy r + V) in ``path_steps``. With probability ``epsilon`` a move is a uniformly
+    random legal one (exploration); the afterstate before it then learns the greedy value of its
+    state, never the explored move's (a random draw happens only when epsilon > 0).
     Returns (score, steps, final board, previous, handed off): a 4-bit board hands the episode off,
     unfinished, when it holds two 32768 tiles, which only 5-bit cells can merge (the caller goes on
     with the wide kernels, ``finish_from``).
@@ -72,13 +108,23 @@ def play_from(table, w, dirty, rng, mode, params, path_after, path_steps, board,
         d, after, reward, after_value = best_move(table, w, board)
         if d < 0:
             break
+        greedy = reward + after_value
+        explored = False
+        if epsilon > 0.0 and uniform(rng) < epsilon:
+            e, e_after, e_reward = random_legal_move(table, board, rng)
+            if e != d:
+                explored = True
+                after = e_after
+                reward = e_reward
         if mode == FORWARD and steps > 0:
-            td_update(w, dirty, previous, reward + after_value, alpha_split)
+            td_update(w, dirty, previous, greedy, alpha_split)
         elif mode == BACKWARD:
             if steps == capacity:  # a safety valve: no 2048 game is this long, 2584 ones hardly
                 break
             store_board(path_after, steps, after)
             path_steps[steps, 0] = reward
+            path_steps[steps, 2] = 1.0 if explored else 0.0
+            path_steps[steps, 3] = greedy
         previous = after
         score += reward
         steps += 1
@@ -100,6 +146,8 @@ def backward_updates(w, dirty, params, path_after, path_steps, steps):
         G_t-1 = r_t + (1 - lambda) V(s'_t) + lambda G_t        (lambda 0: TD(0); 1: Monte Carlo)
 
     or, with n > 0, the n-step return r_t + ... + r_t+n-1 + V(s'_t+n-1) (no V past the end).
+    A return stops at an explored move j: it takes the greedy value r + V(s') of s_j, as played,
+    instead of anything from move j on (Watkins' cut).
     """
     alpha_split = params[0]
     lam = params[1]
@@ -111,19 +159,26 @@ def backward_updates(w, dirty, params, path_after, path_steps, steps):
         if n > 0:
             target = 0.0
             last = min(t + n - 1, steps - 1)
+            cut = False
             for j in range(t, last + 1):
+                if path_steps[j, 2] != 0.0:
+                    target += path_steps[j, 3]
+                    cut = True
+                    break
                 target += path_steps[j, 0]
-            if t + n - 1 <= steps - 1:
+            if not cut and t + n - 1 <= steps - 1:
                 target += path_steps[t + n - 1, 1]
+        elif path_steps[t, 2] != 0.0:
+            target = path_steps[t, 3]
         else:
             target = path_steps[t, 0] + (1.0 - lam) * updated + lam * target
 
 
 @njit
-def play_episode(table, w, dirty, rng, mode, params, path_after, path_steps):
+def play_episode(table, w, dirty, rng, mode, params, path_after, path_steps, epsilon):
     """One whole episode from a new game (see play_from)."""
     return play_from(table, w, dirty, rng, mode, params, path_after, path_steps, new_game(rng), 0, 0,
-                     EMPTY_BOARD)
+                     EMPTY_BOARD, epsilon)
 
 
 @njit
@@ -133,9 +188,10 @@ def finish_from(table, w, dirty, rng, mode, params, path_after, path_steps, star
     For an episode handed off by another board width, and for play from a given position. On
     return ``start`` and ``counts`` hold where play stopped; returns (largest code, handed off).
     """
+    epsilon = epsilon_at(params, params[7]) if mode != PLAY else 0.0
     score, steps, board, previous, handed = play_from(table, w, dirty, rng, mode, params, path_after,
                                                       path_steps, load_board(start, 0), counts[0], counts[1],
-                                                      load_board(start, 1))
+                                                      load_board(start, 1), epsilon)
     store_board(start, 0, board)
     store_board(start, 1, previous)
     counts[0] = score
@@ -152,8 +208,9 @@ def run_block(table, w, dirty, rng, mode, params, path_after, path_steps, out_sc
     afterstate are in ``handoff``, its score and moves in ``handoff_counts``, its path in the paths.
     """
     for e in range(out_score.shape[0]):
+        epsilon = epsilon_at(params, params[7] + e) if mode != PLAY else 0.0  # params[7]: first episode
         score, steps, final, previous, handed = play_episode(table, w, dirty, rng, mode, params,
-                                                             path_after, path_steps)
+                                                             path_after, path_steps, epsilon)
         if handed:
             store_board(handoff, 0, final)
             store_board(handoff, 1, previous)
