@@ -67,17 +67,16 @@ class ReferenceLearner:
                         best = (reward + v, after, reward, v)
             if best is None:
                 break
-            greedy, after, reward, v = best
-            explored = False
+            _, after, reward, v = best
             if epsilon > 0 and uniform(self.rng) < epsilon:  # the kernels' draws, in their order
                 legal = [d for d in range(4) if from_grid(move(to_grid(board), d)[0]) != board]
-                pick = legal[below(self.rng, len(legal))]
-                grid, r = move(to_grid(board), pick)
-                if from_grid(grid) != after or r != reward:
-                    explored, after, reward = True, from_grid(grid), r
+                grid, r = move(to_grid(board), legal[below(self.rng, len(legal))])
+                if from_grid(grid) != after:  # explored: learned from as played (on-policy)
+                    after, reward = from_grid(grid), r
+                    v = self.value(after) if mode == "forward" else v
             if mode == "forward" and previous is not None:
-                self.td_update(previous, greedy)  # the greedy value, explored or not
-            path.append((after, reward, explored, greedy))
+                self.td_update(previous, reward + v)
+            path.append((after, reward))
             previous = after
             score += reward
             board = self.spawn(after)
@@ -86,23 +85,16 @@ class ReferenceLearner:
         else:
             # targets written out: lambda-returns G_t-1 = r_t + (1 - lambda) V(s'_t) + lambda G_t,
             # or n-step returns r_t + ... + r_t+n-1 + V(s'_t+n-1); V as updated, last target 0
-            # an explored move's part of a return is replaced by the greedy value of its state (Watkins)
             target, values, T = 0.0, [0.0] * len(path), len(path)
             for t in range(T - 1, -1, -1):
-                after, reward, explored, greedy = path[t]
+                after, reward = path[t]
                 values[t] = self.td_update(after, target)
                 if nstep > 0:
-                    target, cut = 0.0, False
+                    target = 0.0
                     for j in range(t, min(t + nstep - 1, T - 1) + 1):
-                        if path[j][2]:
-                            target += path[j][3]
-                            cut = True
-                            break
                         target += float(path[j][1])
-                    if not cut and t + nstep - 1 <= T - 1:
+                    if t + nstep - 1 <= T - 1:
                         target += values[t + nstep - 1]
-                elif explored:
-                    target = greedy
                 else:
                     target = reward + (1.0 - lam) * values[t] + lam * target
         return score, len(path)
@@ -180,7 +172,7 @@ def test_backward_targets_on_a_hand_worked_episode(lam, nstep, expected):
     moves that made them, weights starting at 0, alpha 0.5 on a one-feature network."""
     net = Network(parse_network("0", isomorphisms=1))
     path_after = np.array([[1], [2], [3]], np.uint64)
-    path_steps = np.array([[4.0, 0, 0, 0], [8.0, 0, 0, 0], [16.0, 0, 0, 0]])
+    path_steps = np.array([[4.0, 0], [8.0, 0], [16.0, 0]])
     params = np.array([0.5, lam, nstep, 0, 0, 0, 0, 0], np.float64)
     net.kernels.backward_updates(net.weights, np.zeros(1, np.uint8), params, path_after, path_steps, 3)
     assert net.weights[1:4].tolist() == expected
@@ -207,18 +199,6 @@ def test_no_exploration_draws_nothing():
         Player(net, seed=4).run(30, "backward", 0.1, explore=explore, first_episode=5)
         nets.append(net.weights)
     assert np.array_equal(nets[0], nets[1]) and np.array_equal(nets[0], nets[2])
-
-
-@pytest.mark.parametrize("lam, nstep", [(0.0, 0), (1.0, 0), (0.0, 2)])
-def test_an_explored_move_is_cut_from_the_returns(lam, nstep):
-    """The episode of test_backward_targets_on_a_hand_worked_episode, its second move explored with a
-    greedy value of 100 at that state: s'_0 learns 100 (alpha 0.5: weight 50) whatever the return."""
-    net = Network(parse_network("0", isomorphisms=1))
-    path_after = np.array([[1], [2], [3]], np.uint64)
-    path_steps = np.array([[4.0, 0, 0, 0], [8.0, 0, 1.0, 100.0], [16.0, 0, 0, 0]])
-    net.kernels.backward_updates(net.weights, np.zeros(1, np.uint8), np.array([0.5, lam, nstep, 0, 0, 0, 0, 0]),
-                                 path_after, path_steps, 3)
-    assert net.weights[1] == 50.0 and net.weights[2] == 8.0 and net.weights[3] == 0.0
 
 
 def test_exploration_schedules():

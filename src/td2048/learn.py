@@ -93,8 +93,7 @@ class Player:
         longest = WIDE_MAX_EPISODE_MOVES if network.wide else MAX_EPISODE_MOVES
         words = 2 if network.wide else 1  # a board is one uint64, or two on 5-bit cells
         self._paths_after = np.zeros((threads, longest, words), np.uint64)
-        # per move: reward, updated V, explored (1/0), greedy r + V of the state
-        self._paths_steps = np.zeros((threads, longest, 4), np.float64)
+        self._paths_steps = np.zeros((threads, longest, 2), np.float64)  # reward and updated V per move
         self._handoff = np.zeros((threads, 2, words), np.uint64)  # an episode going on on 5-bit cells
         self._handoff_counts = np.zeros((threads, 2), np.int64)
         self._copies = None  # per-thread weight copies, made on the first learning block
@@ -190,7 +189,7 @@ class Player:
         steps = int(self._handoff_counts[thread, 1])
         path = np.zeros((WIDE_MAX_EPISODE_MOVES, 2), np.uint64)
         path[:steps, 0] = self._paths_after[thread, :steps, 0]
-        path_steps = np.zeros((WIDE_MAX_EPISODE_MOVES, 4), np.float64)
+        path_steps = np.zeros((WIDE_MAX_EPISODE_MOVES, 2), np.float64)
         path_steps[:steps] = self._paths_steps[thread, :steps]
         start = np.zeros((2, 2), np.uint64)
         start[:, 0] = self._handoff[thread, :, 0]

@@ -81,9 +81,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(alpha / sqrt(1 + episodes / T)); the alpha of each block is in the log")
     p.add_argument("--explore", default=None, metavar="SCHEDULE",
                    help="epsilon-greedy exploration: const:0.01, linear:0.1:0:50000 (0.1 to 0 over 50,000 "
-                        "episodes) or exp:1:0.0005:5000 (exp(-0.0005 n) for 5,000 episodes). Convention: an "
-                        "explored move never enters a target; the afterstate before it learns the greedy "
-                        "r + V(s') of its state, and lambda/n-step returns stop there (Watkins)")
+                        "episodes) or exp:1:0.0005:5000 (exp(-0.0005 n) for 5,000 episodes). Convention: "
+                        "on-policy, explored moves are learned from as played (targets follow the moves made). "
+                        "Greedy targets at explored moves (Q-learning style) made the 4x6 weights diverge "
+                        "(measured; see docs/experiments.md)")
     p.add_argument("--init", default=None, metavar="MODEL", help="start from a trained model instead of zeros")
     p.add_argument("--out", type=Path, default=None,
                    help="run directory (default runs/NETWORK-DATE-TIME); must not hold a run already")

@@ -92,10 +92,10 @@ def play_from(table, w, dirty, rng, mode, params, path_after, path_steps, board,
     """Play on from ``board`` (``steps`` moves, ``score`` and the last afterstate ``previous`` so far).
 
     ``params`` = (alpha_split, lambda, n, exploration...): learns when mode is BACKWARD or FORWARD;
-    BACKWARD keeps the episode's afterstates in ``path_after`` and per move (reward, updated V,
-    explored, greedy r + V) in ``path_steps``. With probability ``epsilon`` a move is a uniformly
-    random legal one (exploration); the afterstate before it then learns the greedy value of its
-    state, never the explored move's (a random draw happens only when epsilon > 0).
+    BACKWARD keeps the episode's afterstates in ``path_after`` and per move (reward, updated V) in
+    ``path_steps``. With probability ``epsilon`` a move is a uniformly random legal one
+    (exploration), learned from as played: targets follow the moves made (on-policy). A random
+    draw happens only when epsilon > 0.
     Returns (score, steps, final board, previous, handed off): a 4-bit board hands the episode off,
     unfinished, when it holds two 32768 tiles, which only 5-bit cells can merge (the caller goes on
     with the wide kernels, ``finish_from``).
@@ -108,23 +108,20 @@ def play_from(table, w, dirty, rng, mode, params, path_after, path_steps, board,
         d, after, reward, after_value = best_move(table, w, board)
         if d < 0:
             break
-        greedy = reward + after_value
-        explored = False
         if epsilon > 0.0 and uniform(rng) < epsilon:
             e, e_after, e_reward = random_legal_move(table, board, rng)
             if e != d:
-                explored = True
                 after = e_after
                 reward = e_reward
+                if mode == FORWARD:
+                    after_value = value(w, after)
         if mode == FORWARD and steps > 0:
-            td_update(w, dirty, previous, greedy, alpha_split)
+            td_update(w, dirty, previous, reward + after_value, alpha_split)
         elif mode == BACKWARD:
             if steps == capacity:  # a safety valve: no 2048 game is this long, 2584 ones hardly
                 break
             store_board(path_after, steps, after)
             path_steps[steps, 0] = reward
-            path_steps[steps, 2] = 1.0 if explored else 0.0
-            path_steps[steps, 3] = greedy
         previous = after
         score += reward
         steps += 1
@@ -146,8 +143,6 @@ def backward_updates(w, dirty, params, path_after, path_steps, steps):
         G_t-1 = r_t + (1 - lambda) V(s'_t) + lambda G_t        (lambda 0: TD(0); 1: Monte Carlo)
 
     or, with n > 0, the n-step return r_t + ... + r_t+n-1 + V(s'_t+n-1) (no V past the end).
-    A return stops at an explored move j: it takes the greedy value r + V(s') of s_j, as played,
-    instead of anything from move j on (Watkins' cut).
     """
     alpha_split = params[0]
     lam = params[1]
@@ -159,17 +154,10 @@ def backward_updates(w, dirty, params, path_after, path_steps, steps):
         if n > 0:
             target = 0.0
             last = min(t + n - 1, steps - 1)
-            cut = False
             for j in range(t, last + 1):
-                if path_steps[j, 2] != 0.0:
-                    target += path_steps[j, 3]
-                    cut = True
-                    break
                 target += path_steps[j, 0]
-            if not cut and t + n - 1 <= steps - 1:
+            if t + n - 1 <= steps - 1:
                 target += path_steps[t + n - 1, 1]
-        elif path_steps[t, 2] != 0.0:
-            target = path_steps[t, 3]
         else:
             target = path_steps[t, 0] + (1.0 - lam) * updated + lam * target
 
