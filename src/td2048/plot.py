@@ -13,6 +13,7 @@ from pathlib import Path
 
 from td2048.errors import TD2048Error
 from td2048.io.atomic import atomic_open
+from td2048.stats import reach_rate
 
 TILES = (2048, 4096, 8192, 16384)
 _STYLES = ("-", "--", "-.", ":")
@@ -45,7 +46,7 @@ def plot_runs(runs: list[str | os.PathLike], out: str | os.PathLike, labels: lis
         episodes = [b["episodes"] for b in blocks]
         score_ax.plot(episodes, [b["avg"] for b in blocks], color=color, label=label)
         for tile, style in zip(TILES, _STYLES, strict=True):
-            rates = [100 * _reach(b, tile) for b in blocks]
+            rates = [100 * reach_rate(b.get("reach", {}), tile) for b in blocks]
             if any(rates):
                 rate_ax.plot(episodes, rates, color=color, linestyle=style,
                              label=f"{label}: {tile}" if len(runs) > 1 else f"{tile}")
@@ -68,11 +69,3 @@ def _episodes_label(x, _pos) -> str:
         if abs(x) >= size:
             return f"{x / size:g}{suffix}"
     return f"{x:g}"
-
-
-def _reach(block: dict, tile: int) -> float:
-    reach = block.get("reach", {})
-    if str(tile) in reach:
-        return reach[str(tile)]
-    smallest = min((int(t) for t in reach), default=None)
-    return 1.0 if smallest is not None and tile < smallest else 0.0

@@ -138,7 +138,6 @@ class TrainingRun:
             network, done, states = cls._initial_network(settings), 0, None
         if states is None or len(states) != settings.threads:
             seed_seq = np.random.SeedSequence([settings.seed, done])
-            states = None
             player = Player(network, int(seed_seq.generate_state(1, np.uint64)[0]), settings.threads)
         else:
             player = Player(network, threads=settings.threads, rng_states=states)

@@ -23,6 +23,16 @@ import numpy as np
 from td2048.games.rules import tile_value
 
 
+def reach_rate(reach: dict[str, float], tile: int) -> float:
+    """Share of games that reached ``tile``, from a block's ``reach`` table (tile value -> share).
+
+    The table starts at the smallest tile that ended a game: smaller tiles were reached by all."""
+    if str(tile) in reach:
+        return reach[str(tile)]
+    smallest = min((int(t) for t in reach), default=None)
+    return 1.0 if smallest is not None and tile < smallest else 0.0
+
+
 def percent(share: float) -> str:
     return f"{share * 100:.6g}%"
 
@@ -62,10 +72,7 @@ class BlockStats:
 
     def reach_rate(self, tile: int) -> float:
         """Share of games that reached ``tile`` (0 if none did)."""
-        if str(tile) in self.reach:
-            return self.reach[str(tile)]
-        smallest = min((int(t) for t in self.reach), default=None)
-        return 1.0 if smallest is not None and tile < smallest else 0.0
+        return reach_rate(self.reach, tile)
 
     def table(self) -> str:
         """The demo's block: header line, one row per tile, then a blank line."""
