@@ -17,7 +17,8 @@ def row(run: Path) -> str:
     last = blocks[-1]
     seconds = sum(b["seconds"] for b in blocks)
     moves = sum(b["moves"] for b in blocks)
-    options = f"lambda {settings.get('lam', 0)}, explore {settings.get('explore', 'none')}"
+    options = f"{settings.get('method', 'afterstate')}, lambda {settings.get('lam', 0)}, " \
+              f"explore {settings.get('explore', 'none')}"
     return (f"| {run.name} | {options} | {last['episodes']:,} | {100 * last['reach'].get('2048', 0):.1f}% "
             f"| {last['avg']:,.0f} | {moves / seconds / 1e6:.2f}M | {seconds:.0f} s |")
 

@@ -24,7 +24,7 @@ def _timed_blocks(player: Player, seconds: float, mode: str, alpha: float, block
 def benchmark(network: str = "4x6", seconds: float = 5.0, isomorphisms: int | None = None, seed: int = 0,
               update: str = "backward", block: int = DEFAULT_BLOCK, memory_limit: int = DEFAULT_MEMORY_LIMIT,
               weights: str | None = None, threads: int = 1, game: str = "2048", clamp: int | None = None,
-              cells: int | None = None) -> dict:
+              cells: int | None = None, method: str = "afterstate") -> dict:
     """Train for ``seconds``, then play (no updates) with the weights so trained for ``seconds``.
 
     Episodes run in blocks of ``block`` (the training default), as ``td2048 train`` runs them; with
@@ -37,7 +37,7 @@ def benchmark(network: str = "4x6", seconds: float = 5.0, isomorphisms: int | No
     loaded = None
     if weights is not None:
         loaded, _ = load_model(weights)
-        spec, game, cells = loaded.spec, loaded.game, (5 if loaded.wide else 4)
+        spec, game, cells, method = loaded.spec, loaded.game, loaded.cell_bits, loaded.method
     else:
         if game == "2584" and clamp is None:
             clamp = DEFAULT_CLAMP_2584
@@ -45,13 +45,15 @@ def benchmark(network: str = "4x6", seconds: float = 5.0, isomorphisms: int | No
 
     start = time.perf_counter()
     # compiles, or loads from the cache, the kernels the measures use (with threads: the tracked ones)
-    warm = Player(Network(spec, memory_limit=memory_limit, game=game, cell_bits=cells), seed=seed, threads=threads)
+    fresh = Network(spec, memory_limit=memory_limit, game=game, cell_bits=cells, method=method)
+    warm = Player(fresh, seed=seed, threads=threads)
     warm.run(threads, update, 0.1)
     warm.run(threads, "play")
     compile_s = time.perf_counter() - start
-    del warm
+    del warm, fresh
     start = time.perf_counter()
-    net = loaded if loaded is not None else Network(spec, memory_limit=memory_limit, game=game, cell_bits=cells)
+    net = loaded if loaded is not None else Network(spec, memory_limit=memory_limit, game=game, cell_bits=cells,
+                                                    method=method)
     alloc_s = time.perf_counter() - start
 
     player = Player(net, seed=seed, threads=threads)
@@ -66,6 +68,7 @@ def benchmark(network: str = "4x6", seconds: float = 5.0, isomorphisms: int | No
         "weights": weights,
         "isomorphisms": spec.isomorphisms,
         "update": update,
+        "method": method,
         "threads": threads,
         "train_moves_per_s": round(train_moves / train_s, 1),
         "test_moves_per_s": round(test_moves / test_s, 1),

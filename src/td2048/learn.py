@@ -34,9 +34,8 @@ from td2048.errors import TD2048Error
 from td2048.games.game2048 import row_table
 from td2048.games.rules import GAMES
 from td2048.games.wide import wide_row_table
-from td2048.kernels import kernels_for
 from td2048.kernels.merge import NO_TRACKING, dirty_size, merge_regions
-from td2048.network import Network, parse_network
+from td2048.network import METHODS, Network, parse_network
 from td2048.rng import make_rng_state
 from td2048.stats import BlockStats
 
@@ -147,7 +146,7 @@ class Player:
         if copies and self._copies is None:
             self._copies = np.tile(self.network.weights, (self.threads, 1))
             self._dirty = np.zeros((self.threads, dirty_size(self.network.weights.size)), np.uint8)
-            self._tracked_kernels = kernels_for(self.network.spec, tracked=True, wide=self.network.wide)
+            self._tracked_kernels = self.network.kernels_for(tracked=True)
         if copies:
             kernels = self._tracked_kernels
 
@@ -190,7 +189,7 @@ class Player:
         path = np.zeros((WIDE_MAX_EPISODE_MOVES, 2), np.uint64)
         path[:steps, 0] = self._paths_after[thread, :steps, 0]
         path_steps = np.zeros((WIDE_MAX_EPISODE_MOVES, 2), np.float64)
-        path_steps[:steps] = self._paths_steps[thread, :steps]
+        path_steps[:steps + 1] = self._paths_steps[thread, :steps + 1]  # + the reward into a state (state values)
         start = np.zeros((2, 2), np.uint64)
         start[:, 0] = self._handoff[thread, :, 0]
         counts = self._handoff_counts[thread].copy()
@@ -272,6 +271,7 @@ class TrainSettings:
     nstep: int = 0  # n of n-step returns instead (backward updates); 0: use lambda
     alpha_schedule: str = "const"  # const | step:A@E,A@E,... | invsqrt:T (alpha / sqrt(1 + episodes / T))
     explore: str = "none"  # epsilon-greedy schedule: none | const:E | linear:E0:E1:N | exp:E0:R:N
+    method: str = "afterstate"  # what V values: "afterstate" (after the move) or "state" (after the new tile)
 
     def validate(self) -> None:
         if self.episodes < 1:
@@ -297,6 +297,8 @@ class TrainSettings:
             raise TD2048Error(f"--update must be one of {', '.join(UPDATE_MODES)}, not {self.update!r}")
         if self.seed is not None and self.seed < 0:
             raise TD2048Error(f"--seed must be >= 0, not {self.seed}")
+        if self.method not in METHODS:
+            raise TD2048Error(f"--method must be one of {', '.join(METHODS)}, not {self.method!r}")
         if self.game not in GAMES:
             raise TD2048Error(f"--game must be one of {', '.join(GAMES)}, not {self.game!r}")
         if self.clamp is None and self.game == "2584":
@@ -392,7 +394,7 @@ def train(settings: TrainSettings, network: Network | None = None,
         settings.seed = int(np.random.SeedSequence().entropy % (2**63))
     if network is None:
         network = Network(settings.spec(), memory_limit=settings.memory_limit, game=settings.game,
-                          cell_bits=settings.cells)
+                          cell_bits=settings.cells, method=settings.method)
     player = Player(network, settings.seed, settings.threads)
     stats = []
     for block in train_blocks(settings, player, 0):

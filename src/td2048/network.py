@@ -33,6 +33,9 @@ MAX_TUPLE_CELLS = 8
 CELL_VALUES = 16  # 4-bit cells: 16 codes
 MAX_CLAMP = 31  # 5-bit cells: codes 0..31
 VALID_ISOMORPHISMS = (1, 4, 8)
+# what V values: the board right after a move (the default, the course demo's), or the state after
+# the new tile, with moves chosen by the expectation over new tiles (see td2048.kernels.episode)
+METHODS = ("afterstate", "state")
 
 # Named networks: cells in hex, default isomorphisms.
 PRESETS: dict[str, tuple[tuple[str, ...], int]] = {
@@ -206,18 +209,23 @@ def tuple_runs(cells) -> list[tuple[int, int, int]]:
 
 class Network:
     """A network spec with its weights (one flat float32 array, tables one after another)
-    and its compiled kernels (:func:`td2048.kernels.kernels_for`)."""
+    and its compiled kernels (:func:`td2048.kernels.kernels_for`).
+
+    ``method`` says what V values: ``afterstate`` or ``state`` (see :data:`METHODS`)."""
 
     def __init__(self, spec: NetworkSpec, weights: np.ndarray | None = None,
-                 memory_limit: int = DEFAULT_MEMORY_LIMIT, game: str = "2048", cell_bits: int | None = None):
+                 memory_limit: int = DEFAULT_MEMORY_LIMIT, game: str = "2048", cell_bits: int | None = None,
+                 method: str = "afterstate"):
         from td2048.games.rules import GAMES
-        from td2048.kernels import kernels_for
 
         if game not in GAMES:
             raise TD2048Error(f"unknown game {game!r} (known: {', '.join(GAMES)})")
+        if method not in METHODS:
+            raise TD2048Error(f"--method must be one of {', '.join(METHODS)}, not {method!r}")
         spec.check_memory(memory_limit)
         self.spec = spec
         self.game = game
+        self.method = method
         if cell_bits not in (None, 4, 5) or (game == "2584" and cell_bits == 4):
             raise TD2048Error(f"cells of {cell_bits} bits cannot hold {game}: 2584 needs 5, 2048 takes 4 or 5")
         # 5-bit cells (two words) for 2584, and for 2048 when asked: tiles past 32768 then merge
@@ -231,13 +239,31 @@ class Network:
             raise TD2048Error(f"weights do not fit network {spec.name}: expected {spec.n_weights} float32, "
                               f"got {weights.shape} {weights.dtype}")
         self.weights = weights
-        self.kernels = kernels_for(spec, wide=self.wide)
+        self.kernels = self.kernels_for(wide=self.wide)
+
+    @property
+    def state_values(self) -> bool:
+        return self.method == "state"
+
+    @property
+    def cell_bits(self) -> int:
+        return 5 if self.wide else 4
+
+    def kernels_for(self, tracked: bool = False, wide: bool | None = None):
+        """This network's kernels: ``tracked`` for multi-thread copies, ``wide`` for 5-bit cells."""
+        from td2048.kernels import kernels_for
+
+        return kernels_for(self.spec, tracked=tracked, wide=self.wide if wide is None else wide,
+                           state_values=self.state_values)
 
     def wide_kernels(self, tracked: bool = False):
         """Kernels of this network on 5-bit cells: where a 4-bit episode goes on past two 32768 tiles."""
-        from td2048.kernels import kernels_for
+        return self.kernels_for(tracked, wide=True)
 
-        return kernels_for(self.spec, tracked=tracked, wide=True)
+    def copy(self) -> Network:
+        """The same network with a copy of the weights."""
+        return Network(self.spec, self.weights.copy(), memory_limit=self.spec.nbytes, game=self.game,
+                       cell_bits=self.cell_bits, method=self.method)
 
     def _board(self, board):
         return (U64(board[0]), U64(board[1])) if self.wide else U64(board)
@@ -248,6 +274,10 @@ class Network:
 
     def value(self, board: int) -> float:
         return float(self.kernels.value(self.weights, self._board(board)))
+
+    def expected_value(self, afterstate: int) -> float:
+        """E[V] over the new tile on an afterstate (for state-value networks; 0.0 for afterstate ones)."""
+        return float(self.kernels.expected_value(self.weights, self._board(afterstate)))
 
     def feature_indices(self, board: int) -> np.ndarray:
         """Flat weight indices read for ``board``: isomorphism-major, then tuple."""

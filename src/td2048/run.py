@@ -37,7 +37,7 @@ from td2048.stats import BlockStats
 
 SETTINGS, LOG, SNAPSHOT, MODEL, PLOT = "settings.json", "log.jsonl", "snapshot.td2048", "model.td2048", "progress.png"
 # settings that define what is being trained: a resumed run keeps them
-FIXED_ON_RESUME = ("network", "isomorphisms", "seed", "init", "game", "clamp", "cells")
+FIXED_ON_RESUME = ("network", "isomorphisms", "seed", "init", "game", "clamp", "cells", "method")
 
 
 def _rng_to_json(states: np.ndarray) -> list[list[str]]:
@@ -97,8 +97,9 @@ class TrainingRun:
     def _initial_network(settings: TrainSettings) -> Network:
         if settings.init is None:
             return Network(settings.spec(), memory_limit=settings.memory_limit, game=settings.game,
-                           cell_bits=settings.cells)
-        network, header = load_model(settings.init, game=settings.game, memory_limit=settings.memory_limit)
+                           cell_bits=settings.cells, method=settings.method)
+        network, header = load_model(settings.init, game=settings.game, memory_limit=settings.memory_limit,
+                                     method=settings.method)
         if settings.network is not None:
             check_same_network(settings.init, header, settings.spec())
         settings.network = network.spec.name
@@ -129,7 +130,8 @@ class TrainingRun:
 
         snapshot = directory / SNAPSHOT
         if snapshot.exists():
-            network, header = load_model(snapshot, game=settings.game, memory_limit=settings.memory_limit)
+            network, header = load_model(snapshot, game=settings.game, memory_limit=settings.memory_limit,
+                                         method=settings.method)
             check_same_network(snapshot, header, settings.spec())
             state = header.get("state") or {}
             done = int(state.get("episodes", 0))
@@ -185,8 +187,7 @@ class TrainingRun:
         self.wait()
         self.player.merge()
         net = self.network
-        network = Network(net.spec, net.weights.copy(), memory_limit=net.spec.nbytes, game=net.game,
-                          cell_bits=5 if net.wide else 4) if background else net
+        network = net.copy() if background else net
         state, info = self._state(), self._training_info()
         self.last_snapshot = self.done
         self.last_snapshot_time = time.monotonic()

@@ -51,10 +51,13 @@ def run(args: argparse.Namespace) -> int:
     if show:
         sys.stderr.write("\r\x1b[K")
     if args.json:
-        print(json.dumps({"model": args.model, "network": network.spec.name, **stats.to_json()}))
+        print(json.dumps({"model": args.model, "network": network.spec.name, "method": network.method,
+                          **stats.to_json()}))
     else:
         trained = header.get("training", {}).get("episodes")
-        print(f"# {args.model}: {network.spec.describe()}" + (f", trained {trained} episodes" if trained else ""))
+        method = ", state values (moves by the expectation over new tiles)" if network.state_values else ""
+        print(f"# {args.model}: {network.spec.describe()}{method}"
+              + (f", trained {trained} episodes" if trained else ""))
         print(stats.table(), end="")
         print(f"# {stats.moves:,} moves in {format_duration(stats.seconds)} ({stats.moves_per_s:,.0f} moves/s, "
               f"{args.threads} thread(s))")

@@ -25,12 +25,16 @@ from td2048.io.model import read_model
 from td2048.learn import TrainSettings
 from td2048.run import TrainingRun
 
-HELP = "train an n-tuple network by TD(0) on afterstates"
+HELP = "train an n-tuple network by TD learning (afterstate or state values)"
 DESCRIPTION = """\
 Train an n-tuple network for 2048 (or 2584, --game 2584) by TD(0) learning of afterstate values.
 
 Each episode is played greedily (argmax over legal moves of reward + V(afterstate)), then
 the afterstates are updated toward r' + V(next afterstate), 0 at the end of the game.
+With --method state, V values the states after the new tile instead: a move is chosen by
+reward + E[V(next state)], the expectation over every empty cell and both new tiles
+(p 0.9 / 0.1), and a state is updated toward r + V(next state), 0 for the last state.
+That costs one evaluation per empty cell and tile: several times slower per move.
 The learning rate is split evenly over all features: every feature weight moves by
 alpha / (tuples x isomorphisms) of the TD error (the course demo's convention; with the
 4x6 network and 8 isomorphisms, alpha 0.1 is 0.1/32 per weight).
@@ -85,6 +89,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "on-policy, explored moves are learned from as played (targets follow the moves made). "
                         "Greedy targets at explored moves (Q-learning style) made the 4x6 weights diverge "
                         "(measured; see docs/experiments.md)")
+    p.add_argument("--method", choices=("afterstate", "state"), default=None,
+                   help="what V values: afterstate (after the move; default) or state (after the new tile, moves "
+                        "chosen by the expectation over new tiles); recorded in the model")
     p.add_argument("--init", default=None, metavar="MODEL", help="start from a trained model instead of zeros")
     p.add_argument("--out", type=Path, default=None,
                    help="run directory (default runs/NETWORK-DATE-TIME); must not hold a run already")
@@ -95,7 +102,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 _SETTING_OPTIONS = ("game", "cells", "network", "isomorphisms", "clamp", "episodes", "alpha", "update", "seed", "block",
                     "threads", "snapshot_every", "memory_limit", "init", "lam", "nstep", "alpha_schedule",
-                    "explore")
+                    "explore", "method")
 
 
 class _StopRequest:
@@ -118,8 +125,10 @@ def run(args: argparse.Namespace) -> int:
             raise TD2048Error("--out and --resume name different directories")
         training = TrainingRun.resume(args.resume, given)
     else:
-        if "init" in given and "game" not in given:  # train the game the model was made for
-            given["game"] = read_model(given["init"])[0].get("game", "2048")
+        if "init" in given:  # train the game, and the kind of values, the model was made for
+            header = read_model(given["init"])[0]
+            given.setdefault("game", header.get("game", "2048"))
+            given.setdefault("method", header.get("method", "afterstate"))
         settings = TrainSettings(**given)
         if settings.init is not None and "network" not in given:
             settings.network = None  # taken from the model
@@ -133,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
     say = (lambda *a, **k: None) if args.quiet else print
     verb = f"resuming at episode {training.done}" if args.resume else "train"
     say(f"# td2048 {__version__} {verb} ({settings.game}): {training.network.spec.describe()}; alpha {settings.alpha}, "
-        f"{settings.update} updates, seed {settings.seed}, {settings.threads} thread(s), "
+        f"{settings.method} values, {settings.update} updates, seed {settings.seed}, {settings.threads} thread(s), "
         f"{settings.episodes} episodes -> {out}", flush=True)
     progress = Progress(settings.episodes, training.done, enabled=not args.quiet and sys.stdout.isatty(),
                         win_tile=WIN_TILE[settings.game])

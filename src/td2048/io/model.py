@@ -10,7 +10,8 @@ Layout (all integers little-endian)::
     offset D        4*N bytes the weights: N float32, the tuples' tables one after another
     offset D + 4N   16 bytes  trailer: u64 D + 4N, u32 CRC-32 (zlib) of bytes [0, D + 4N), b"TDND"
 
-The header holds ``format`` ("td2048-model"), ``version``, ``game`` ("2048"), ``network``
+The header holds ``format`` ("td2048-model"), ``version``, ``game`` ("2048"), ``method``
+("afterstate" or "state": what the weights value; files without it hold afterstate values), ``network``
 (``name``, ``tuples`` as hex strings, ``isomorphisms``, ``cell_bits``), ``weights``
 (``dtype`` "<f4", ``count`` N, and per table its ``tuple``, ``offset`` and ``size``),
 ``training`` (episodes, alpha, update, seed, td2048 version, date) and, in snapshots, ``state``
@@ -64,8 +65,8 @@ def model_header(network: Network, game: str | None = None, training: dict | Non
     tables = [{"tuple": tuple_to_hex(t), "offset": o, "size": n}
               for t, o, n in zip(spec.tuples, spec.table_offsets, spec.table_sizes, strict=True)]
     header = {
-        "format": FORMAT, "version": VERSION, "game": game or network.game,
-        "network": {**spec.to_dict(), "cell_bits": 5 if network.wide else 4},
+        "format": FORMAT, "version": VERSION, "game": game or network.game, "method": network.method,
+        "network": {**spec.to_dict(), "cell_bits": network.cell_bits},
         "weights": {"dtype": "<f4", "count": int(network.weights.size), "tables": tables},
         "training": {"td2048": __version__, "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
                      **(training or {})},
@@ -143,12 +144,16 @@ def read_model(path: str | os.PathLike) -> tuple[dict, np.ndarray]:
     return header, weights
 
 
-def load_model(path: str | os.PathLike, game: str | None = None, memory_limit: int | None = None
-               ) -> tuple[Network, dict]:
-    """The network in a model file, for the game it was trained on; ``game`` given: refuse any other."""
+def load_model(path: str | os.PathLike, game: str | None = None, memory_limit: int | None = None,
+               method: str | None = None) -> tuple[Network, dict]:
+    """The network in a model file, for the game it was trained on and with its method of learning;
+    ``game`` or ``method`` given: refuse any other."""
     header, weights = read_model(path)
     if game is not None and header.get("game") != game:
         raise TD2048Error(f"{path}: a model for the game {header.get('game')}, not {game}")
+    saved_method = header.get("method", "afterstate")
+    if method is not None and saved_method != method:
+        raise TD2048Error(f"{path}: a model of {saved_method} values (--method {saved_method}), not {method}")
     try:
         net = header["network"]
         clamp = net.get("clamp")
@@ -161,7 +166,7 @@ def load_model(path: str | os.PathLike, game: str | None = None, memory_limit: i
     limit = max(spec.nbytes, memory_limit or 0)
     try:
         network = Network(spec, weights.astype(np.float32, copy=False), memory_limit=limit, game=header.get("game"),
-                          cell_bits=int(net.get("cell_bits", 4)))
+                          cell_bits=int(net.get("cell_bits", 4)), method=saved_method)
     except TD2048Error as e:
         raise TD2048Error(f"{path}: {e}") from None
     return network, header

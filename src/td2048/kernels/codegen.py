@@ -11,6 +11,7 @@ import functools
 import hashlib
 from pathlib import Path
 
+from td2048.games.bitboard import symmetric_boards
 from td2048.network import NetworkSpec, tuple_runs
 
 _PACKAGE = Path(__file__).resolve().parent.parent
@@ -18,8 +19,8 @@ _EPISODE_SOURCE = _PACKAGE / "kernels" / "episode.py"
 # Numba compiles what these modules define into the generated kernels (inlined functions,
 # global constants), and its cache only checks the generated file itself: so the generated
 # source carries a fingerprint of them, and any change to them gives a new module.
-_COMPILED_INTO_KERNELS = ("config.py", "rng.py", "games/bitboard.py", "games/game2048.py", "kernels/merge.py",
-                          "kernels/episode.py", "kernels/codegen.py")
+_COMPILED_INTO_KERNELS = ("config.py", "rng.py", "games/bitboard.py", "games/game2048.py", "games/wide.py",
+                          "kernels/merge.py", "kernels/episode.py", "kernels/codegen.py")
 
 
 @functools.cache
@@ -98,10 +99,14 @@ def _tuple_functions(spec: NetworkSpec, tracked: bool, wide: bool) -> str:
     lines += ["", "", "@njit(inline='always')", "def tuples_indices(x, out, k):",
               '    """Write every tuple\'s flat index on board x to out[k:]."""', *reads]
     lines += [f"    out[k + {t}] = {ix}" for t, ix in enumerate(indices)]
+    lines += ["", "", "@njit(inline='always')", "def tuples_index_tuple(x):",
+              '    """Every tuple\'s flat index on board x, as a tuple."""', *reads]
+    lines.append("    return (" + ", ".join(indices) + ",)")
     return "\n".join(lines)
 
 
-_NARROW_BOARD = """from td2048.games.bitboard import U64, flip, max_code, mirror, transpose
+_NARROW_BOARD = """from td2048.games.bitboard import U64, empty_mask, flip, max_code, mirror, transpose
+from td2048.games.game2048 import P_FOUR as P_SECOND_TILE
 from td2048.games.game2048 import move, new_game, spawn_tile
 
 EMPTY_BOARD = U64(0)
@@ -129,6 +134,8 @@ def load_board(path, i):
     return path[i, 0]"""
 
 _WIDE_BOARD = """from td2048.games.bitboard import U64
+from td2048.games.wide import P_TWO as P_SECOND_TILE
+from td2048.games.wide import wide_empty_mask as empty_mask
 from td2048.games.wide import wide_flip as flip
 from td2048.games.wide import wide_max_code as max_code
 from td2048.games.wide import wide_mirror as mirror
@@ -161,24 +168,79 @@ def load_board(path, i):
     return (path[i, 0], path[i, 1])"""
 
 
+_NO_EXPECTATION = """@njit
+def expected_value(w, b):
+    return 0.0  # afterstate networks never take an expectation"""
+
+
 def _symmetric_sum(function: str, n_iso: int, extra: str = "", state: str = "w") -> str:
     calls = [f"{function}({state}, {expr}{extra})" for expr in _SYMMETRY_EXPRESSIONS[:n_iso]]
     return "\n        + ".join(calls)
 
 
-def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False) -> str:
+def symmetric_cells() -> list[list[int]]:
+    """``[k][c]``: where cell c of a board lands on its k-th symmetric board (the kernels' order)."""
+    maps = [[0] * 16 for _ in range(8)]
+    for c in range(16):
+        for k, sym in enumerate(symmetric_boards(1 << (4 * c))):
+            maps[k][c] = (sym.bit_length() - 1) // 4
+    return maps
+
+
+def _expectation_function(spec: NetworkSpec) -> str:
+    """Source of ``expected_value(w, b)``: E[V] over the new tile on afterstate b, for state values.
+
+    A new tile on an empty cell c changes only the features whose tuple covers c on some symmetric
+    board; there the index grows by the tile's code times the cell's place value. So the
+    afterstate's indices are read once (8 symmetric boards), its value summed once, and each
+    (cell, tile) candidate costs only the weights that cover the cell: for 4x6, 12 of 32 per cell
+    instead of 32 per candidate board, with no symmetric boards built per candidate.
+    """
+    n_tuples, n_iso = len(spec.tuples), spec.isomorphisms
+    top = spec.values_per_cell - 1
+    steps = (min(1, top), min(2, top))  # index steps of a new tile of code 1 and code 2 (clamped)
+    lines = ["@njit", "def expected_value(w, b):",
+             '    """E[V(b + new tile)]: the mean over empty cells of 0.9 V(tile 1 there) + 0.1 V(tile 2)."""']
+    if n_iso > 1:
+        lines += ["    m = mirror(b)", "    f = flip(b)", "    mf = mirror(f)"]
+    for k, expr in enumerate(_SYMMETRY_EXPRESSIONS[:n_iso]):
+        names = ", ".join(f"i{k * n_tuples + t}" for t in range(n_tuples))
+        lines.append(f"    {names}, = tuples_index_tuple({expr})")
+    lines.append("    base = np.float64(w[i0])" + "".join(f" + w[i{f}]" for f in range(1, spec.n_features)))
+    lines += ["    empty = empty_mask(b)", "    n = 0", "    gain = 0.0"]
+    maps = symmetric_cells()
+    for c in range(16):
+        covering = [(k * n_tuples + t, spec.values_per_cell ** cells.index(maps[k][c]))
+                    for k in range(n_iso) for t, cells in enumerate(spec.tuples) if maps[k][c] in cells]
+        lines.append(f"    if empty & U64({hex(1 << (4 * c))}):  # cell {c}: {len(covering)} features cover it")
+        lines.append("        n += 1")
+        if not covering:
+            continue
+        lines += ["        d1 = 0.0", "        d2 = 0.0"]
+        for feature, place in covering:
+            lines += [f"        o = np.float64(w[i{feature}])",
+                      f"        d1 += w[i{feature} + U64({steps[0] * place})] - o",
+                      f"        d2 += w[i{feature} + U64({steps[1] * place})] - o"]
+        lines.append("        gain += (1.0 - P_SECOND_TILE) * d1 + P_SECOND_TILE * d2")
+    lines.append("    return base + gain / n if n > 0 else base")
+    return "\n".join(lines)
+
+
+def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False, state_values: bool = False) -> str:
     """Complete module source: network-specific header, then the shared episode kernels.
 
     ``wide``: boards of 5-bit cells (:mod:`td2048.games.wide`), else one 64-bit word.
     ``tracked`` kernels also flag the weight regions they change, for merging the copies of
     multi-thread training (:mod:`td2048.kernels.merge`); single-thread kernels carry no such code.
+    ``state_values``: V is learned on states (after the new tile), and moves are chosen by
+    r + E[V] over the new tile (``expected_value``); else V is on afterstates.
     """
     body = _EPISODE_SOURCE.read_text()
     body = body[body.index(_BODY_MARKER):]
     cells = " ".join("".join(f"{c:x}" for c in t) for t in spec.tuples)
     prelude = "    m = mirror(b)\n    f = flip(b)\n    mf = mirror(f)\n" if spec.isomorphisms > 1 else ""
     variant = (", 5-bit cells" if wide else "") + (f", clamp {spec.clamp}" if spec.clamp is not None else "") \
-        + (", tracking changed regions" if tracked else "")
+        + (", tracking changed regions" if tracked else "") + (", state values" if state_values else "")
     what = f"{spec.name}: tuples {cells}, {spec.isomorphisms} isomorphisms{variant}"
     header = f'''"""td2048 kernels for the network {what}.
 
@@ -197,6 +259,7 @@ N_TUPLES = {len(spec.tuples)}
 N_ISO = {spec.isomorphisms}
 N_FEATURES = {spec.n_features}
 WIDE = {wide}
+STATE_VALUES = {state_values}
 
 
 {_tuple_functions(spec, tracked, wide)}
@@ -221,6 +284,9 @@ def feature_indices(b, out):
 {prelude}    syms = ({", ".join(_SYMMETRY_EXPRESSIONS[:spec.isomorphisms])},)
     for s in range(N_ISO):
         tuples_indices(syms[s], out, s * N_TUPLES)
+
+
+{_expectation_function(spec) if state_values else _NO_EXPECTATION}
 
 
 '''

@@ -14,6 +14,12 @@ learns V on afterstates (the boards right after a slide)::
     V(s'_t) <- V(s'_t) + alpha_split * (r_t+1 + V(s'_t+1) - V(s'_t))      (target 0 at the end)
 
 ``alpha_split`` is alpha / (tuples x isomorphisms), the course demo's convention.
+
+With state values (``STATE_VALUES``, ``--method state``) V is learned on the states s_t, after
+the new tile: a move is chosen by r + E[V(s_t+1)], the expectation over every empty cell of its
+afterstate and both new tiles (``expected_value``), and the target of s_t is r_t + V(s_t+1);
+the terminal state's value is 0 (it is also trained toward 0, so that the expectations, which
+see terminal boards among the candidates, learn that they are worth nothing).
 """
 # ruff: noqa: F821  (value, add_to_features, move, np, njit, ... come from the generated module)
 from td2048.rng import below, uniform
@@ -35,7 +41,8 @@ def td_update(w, dirty, b, target, alpha_split):
 
 @njit
 def best_move(table, w, board):
-    """The legal move with the largest r + V(afterstate): (direction or -1, afterstate, r, V)."""
+    """The legal move with the largest r + V(afterstate) (with state values r + E[V(next state)]):
+    (direction or -1, afterstate, r, V or E[V])."""
     best_dir = -1
     best_total = -np.inf
     best_after = board
@@ -45,7 +52,7 @@ def best_move(table, w, board):
         after, reward = move(table, board, d)
         if after == board:
             continue
-        v = value(w, after)
+        v = expected_value(w, after) if STATE_VALUES else value(w, after)
         if reward + v > best_total:
             best_total = reward + v
             best_dir = d
@@ -66,6 +73,16 @@ def epsilon_at(params, episode):
     if kind == 3:  # e0 * exp(-rate * episode) for the first n episodes, then 0
         return params[4] * np.exp(-params[5] * episode) if episode < params[6] else 0.0
     return 0.0
+
+
+@njit
+def can_move(table, board):
+    """Whether the game goes on: some move changes the board."""
+    for d in range(4):
+        after, _ = move(table, board, d)
+        if after != board:
+            return True
+    return False
 
 
 @njit
@@ -93,7 +110,8 @@ def play_from(table, w, dirty, rng, mode, params, path_after, path_steps, board,
 
     ``params`` = (alpha_split, lambda, n, exploration...): learns when mode is BACKWARD or FORWARD;
     BACKWARD keeps the episode's afterstates in ``path_after`` and per move (reward, updated V) in
-    ``path_steps``. With probability ``epsilon`` a move is a uniformly random legal one
+    ``path_steps`` (with state values: the states s_0..s_T, and at i the reward of the move that
+    led to s_i). With probability ``epsilon`` a move is a uniformly random legal one
     (exploration), learned from as played: targets follow the moves made (on-policy). A random
     draw happens only when epsilon > 0.
     Returns (score, steps, final board, previous, handed off): a 4-bit board hands the episode off,
@@ -113,20 +131,34 @@ def play_from(table, w, dirty, rng, mode, params, path_after, path_steps, board,
             if e != d:
                 after = e_after
                 reward = e_reward
-                if mode == FORWARD:
+                if mode == FORWARD and not STATE_VALUES:
                     after_value = value(w, after)
-        if mode == FORWARD and steps > 0:
+        if mode == FORWARD and steps > 0 and not STATE_VALUES:
             td_update(w, dirty, previous, reward + after_value, alpha_split)
         elif mode == BACKWARD:
-            if steps == capacity:  # a safety valve: no 2048 game is this long, 2584 ones hardly
+            if steps + 1 >= capacity:  # a safety valve: no 2048 game is this long, 2584 ones hardly
                 break
-            store_board(path_after, steps, after)
-            path_steps[steps, 0] = reward
+            if STATE_VALUES:
+                store_board(path_after, steps, board)
+                path_steps[steps + 1, 0] = reward
+            else:
+                store_board(path_after, steps, after)
+                path_steps[steps, 0] = reward
         previous = after
         score += reward
         steps += 1
-        board = spawn_tile(after, rng)
-    if mode == FORWARD and steps > 0:
+        following = spawn_tile(after, rng)
+        if STATE_VALUES and mode == FORWARD:  # s_t's target: r_t + V(s_t+1), 0 past the end
+            target = reward + value(w, following) if can_move(table, following) else reward
+            td_update(w, dirty, board, target, alpha_split)
+        board = following
+    if STATE_VALUES:
+        if mode == FORWARD:
+            td_update(w, dirty, board, 0.0, alpha_split)
+        elif mode == BACKWARD:
+            store_board(path_after, steps, board)
+            backward_updates(w, dirty, params, path_after, path_steps, steps + 1)
+    elif mode == FORWARD and steps > 0:
         td_update(w, dirty, previous, 0.0, alpha_split)
     elif mode == BACKWARD:
         backward_updates(w, dirty, params, path_after, path_steps, steps)
@@ -143,6 +175,8 @@ def backward_updates(w, dirty, params, path_after, path_steps, steps):
         G_t-1 = r_t + (1 - lambda) V(s'_t) + lambda G_t        (lambda 0: TD(0); 1: Monte Carlo)
 
     or, with n > 0, the n-step return r_t + ... + r_t+n-1 + V(s'_t+n-1) (no V past the end).
+    With state values the path holds states and the last one is terminal: trained toward 0, and
+    worth 0 in the targets before it.
     """
     alpha_split = params[0]
     lam = params[1]
@@ -150,6 +184,8 @@ def backward_updates(w, dirty, params, path_after, path_steps, steps):
     target = 0.0
     for t in range(steps - 1, -1, -1):
         updated = td_update(w, dirty, load_board(path_after, t), target, alpha_split)
+        if STATE_VALUES and t == steps - 1:
+            updated = 0.0
         path_steps[t, 1] = updated
         if n > 0:
             target = 0.0
