@@ -106,3 +106,20 @@ def test_eval_checks_the_game(tmp_path):
     r = subprocess.run([sys.executable, "-m", "td2048.cli", "eval", str(tmp_path / "fib.td2048"), "--game", "2584",
                         "--games", "5"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("method", ["afterstate", "state"])
+def test_2584_returns_and_exploration(method):
+    """On 2584 too: lambda 0 and 1-step returns are TD(0) bit for bit; lambda, n-step and exploration learn."""
+    def trained(**options):
+        settings_ = TrainSettings(network="2x4", game="2584", episodes=300, block=100, seed=4, method=method,
+                                  **options)
+        net, stats = train(settings_)
+        return net.weights, stats
+
+    plain, _ = trained()
+    assert np.array_equal(trained(lam=0.0)[0], plain) and np.array_equal(trained(nstep=1)[0], plain)
+    for options in ({"lam": 0.5}, {"nstep": 3}, {"explore": "exp:1:0.01:100"}, {"lam": 1.0}):
+        weights, stats = trained(**options)
+        assert not np.array_equal(weights, plain) and np.isfinite(weights).all(), options
+        assert stats[-1].avg > stats[0].avg * 0.9, options
