@@ -65,6 +65,7 @@ def test_train_refuses_to_overwrite_a_run(tmp_path, cli_env):
     (["--episodes", "0"], "at least 1"),
     (["--isomorphisms", "3"], "invalid choice"),
     (["--update", "sideways"], "invalid choice"),
+    (["--method", "states"], "invalid choice"),
     (["--frobnicate"], "unrecognized arguments"),
     (["--lambda", "1.5"], "--lambda must be in [0, 1]"),
     (["--lambda", "-0.1"], "--lambda must be in [0, 1]"),
@@ -127,3 +128,18 @@ def test_lambda_and_alpha_schedule(tmp_path, cli_env):
     header = load_model(out / "model.td2048")[1]["training"]
     assert header["lambda"] == 0.5 and header["alpha_schedule"] == "step:0.1@0,0.02@200"
     assert header["explore"] == "exp:1:0.01:300"
+
+
+def test_train_piped_into_head_still_saves_the_run(tmp_path, cli_env):
+    """`td2048 train ... | head -2`: the reader leaves early; training goes on to its end and saves."""
+    out = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-m", "td2048.cli", "train", "--network", "2x4", "--episodes", "3000",
+                             "--block", "500", "--seed", "1", "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cli_env)
+    proc.stdout.readline()  # the header line, then the reader goes away
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0 and b"Traceback" not in err, err
+    net, header = load_model(out / "model.td2048")
+    assert header["training"]["episodes"] == 3000
+    assert len((out / "log.jsonl").read_text().splitlines()) == 6

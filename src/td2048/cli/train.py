@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import os
 import shlex
 import signal
 import sys
@@ -105,6 +106,25 @@ _SETTING_OPTIONS = ("game", "cells", "network", "isomorphisms", "clamp", "episod
                     "explore", "method")
 
 
+class _Output:
+    """print for the run's tables; if the reader goes away (``td2048 train ... | head``), training
+    goes on silently to its end and saves, rather than dying with the pipe and losing the run."""
+
+    def __init__(self, quiet: bool):
+        self.quiet = quiet
+
+    def __call__(self, *args, **kwargs) -> None:
+        if self.quiet:
+            return
+        try:
+            print(*args, **kwargs)
+        except BrokenPipeError:
+            self.quiet = True
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())  # nothing left to flush into the closed pipe at exit
+            os.close(devnull)
+
+
 class _StopRequest:
     """Ctrl-C or SIGTERM: finish the running block, save, and exit cleanly."""
 
@@ -139,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
         training = TrainingRun.create(out, settings)
     settings, out = training.settings, training.directory
 
-    say = (lambda *a, **k: None) if args.quiet else print
+    say = _Output(quiet=args.quiet)
     verb = f"resuming at episode {training.done}" if args.resume else "train"
     say(f"# td2048 {__version__} {verb} ({settings.game}): {training.network.spec.describe()}; alpha {settings.alpha}, "
         f"{settings.method} values, {settings.update} updates, seed {settings.seed}, {settings.threads} thread(s), "
