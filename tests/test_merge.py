@@ -15,12 +15,17 @@ def test_merge_rule():
     copies = np.zeros((2, n), np.float32)
     dirty = np.zeros((2, dirty_size(n)), np.uint8)
     copies[0, 1] = 0.3  # one thread changed it: its value exactly
-    copies[0, REGION + 2] = 1.0  # both changed it: the mean of the changes
+    copies[0, REGION + 2] = 1.0  # both moved it up: the larger move
     copies[1, REGION + 2] = 3.0
+    copies[0, REGION + 5] = -1.0  # both moved it down: the larger move
+    copies[1, REGION + 5] = -0.5
+    copies[0, REGION + 7] = 2.0  # one up, one down: the sum of the changes
+    copies[1, REGION + 7] = -0.5
     copies[1, 3 * REGION] = 7.0  # changed but not flagged: not merged
     dirty[0, 0] = dirty[0, 1] = dirty[1, 1] = 1
     assert merge_regions(shared, copies, dirty, 0, dirty.shape[1]) == 2
-    assert shared[1] == np.float32(0.3) and shared[REGION + 2] == 2.0 and shared[3 * REGION] == 0
+    assert shared[1] == np.float32(0.3) and shared[3 * REGION] == 0
+    assert (shared[REGION + 2], shared[REGION + 5], shared[REGION + 7]) == (3.0, -1.0, 1.5)
     assert (copies[:, :3 * REGION] == shared[:3 * REGION]).all() and not dirty.any()
 
 

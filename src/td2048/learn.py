@@ -46,7 +46,10 @@ MODES = ("play",) + UPDATE_MODES
 # 16 * 32768, so no episode is longer than this many moves.
 MAX_EPISODE_MOVES = 16 * 32768 // 2 + 16
 WIDE_MAX_EPISODE_MOVES = 1 << 20  # 2584 and wide boards: far longer than any game played (a safety valve)
-DEFAULT_MERGE_SECONDS = 1.0  # multi-thread training: seconds of training between merges of the weight copies
+# multi-thread training: the copies are merged at most every MERGE_SECONDS of training, checked
+# every MERGE_EPISODES episodes (measured on 4x6, 100k episodes, 2 threads: see td2048.kernels.merge)
+DEFAULT_MERGE_SECONDS = 0.25
+MERGE_EPISODES = 250
 _RNG_STRIDE = 16  # uint64s per thread's random state: 128 bytes, two cache lines
 
 
@@ -65,8 +68,8 @@ class Player:
 
     With ``threads`` > 1 the episodes of a block are shared among threads that play at once
     (the kernels release the GIL). Playing, they read the network's weights; learning, each
-    thread trains a copy of its own and the copies are merged into the network at the end of
-    a block once ``merge_seconds`` of training have passed since the last merge (see
+    thread trains a copy of its own and the copies are merged into the network every
+    ``MERGE_EPISODES`` episodes once ``merge_seconds`` of training have passed since the last merge (see
     :mod:`td2048.kernels.merge` for why and how), before playing, and whenever :meth:`merge` is
     called. Such runs are fast but not reproducible; one thread is reproducible bit for bit and
     needs no copies.
@@ -171,10 +174,13 @@ class Player:
         start = time.perf_counter()
         if self.threads == 1:
             play(0, 0, episodes)
-        else:
-            self._run_threads(episodes, play)
-            if copies:
-                self._unmerged_seconds += time.perf_counter() - start
+        elif not copies:
+            self._run_threads(0, episodes, play)
+        else:  # learning on copies: stop to merge them every so often within the block
+            for first in range(0, episodes, MERGE_EPISODES):
+                started = time.perf_counter()
+                self._run_threads(first, min(episodes, first + MERGE_EPISODES), play)
+                self._unmerged_seconds += time.perf_counter() - started
                 if self._unmerged_seconds >= self.merge_seconds:
                     self.merge()
         return EpisodeBlock(scores, max_codes, moves, time.perf_counter() - start)
@@ -226,19 +232,19 @@ class Player:
         for w in workers:
             w.join()
 
-    def _run_threads(self, episodes: int, play) -> None:
+    def _run_threads(self, first: int, last: int, play) -> None:
         # guided scheduling: threads take batches from a shared counter, each a share of what is
         # left, so batches shrink toward the end of the block and no core waits long for the other
         lock = threading.Lock()
-        next_episode = [0]
+        next_episode = [first]
 
         def worker(thread):
             while True:
                 with lock:
                     lo = next_episode[0]
-                    hi = min(episodes, lo + max(1, (episodes - lo) // (2 * self.threads)))
+                    hi = min(last, lo + max(1, (last - lo) // (2 * self.threads)))
                     next_episode[0] = hi
-                if lo >= episodes:
+                if lo >= last:
                     return
                 play(thread, lo, hi)
 

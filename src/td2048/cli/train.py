@@ -51,7 +51,7 @@ a run killed in any other way resumes from its last snapshot with --resume DIR.
 
 With one thread, runs with the same --seed give identical weights, bit for bit.
 With --threads N, N episodes are played at once, each thread on a copy of the weights
-that is merged into the network about once a second: faster, but not reproducible, and a
+that is merged into the network every few hundred episodes: faster, but not reproducible, and a
 little less is learned per episode (see the README).
 """
 
@@ -72,7 +72,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"episodes per statistics block (default {DEFAULT_BLOCK})")
     p.add_argument("--threads", type=positive_int_arg, default=None,
                    help="episodes played at once (default 1); each thread trains a copy of the weights, merged "
-                        "about once a second: faster, but not reproducible, and less learned per episode")
+                        "every few hundred episodes: faster, but not reproducible, and less learned per episode")
     p.add_argument("--snapshot-every", default=None, metavar="N|TIME",
                    help=f"snapshot every N episodes, or every TIME of training such as 30s, 5m, 1h "
                         f"(default {DEFAULT_SNAPSHOT_EVERY})")
