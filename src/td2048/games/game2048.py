@@ -91,16 +91,6 @@ def new_game(rng):
     return spawn_tile(spawn_tile(U64(0), rng), rng)
 
 
-@njit
-def can_move(table, board):
-    """Whether any move is legal (the game is not over)."""
-    for d in range(4):
-        after, _ = move(table, board, d)
-        if after != board:
-            return True
-    return False
-
-
 # Python-facing wrappers (tests, environments, tools); the kernels call the functions above.
 def py_move(board: int, direction: int) -> tuple[int, int]:
     """(afterstate, reward) of one move, as Python ints."""
