@@ -13,6 +13,7 @@ from td2048.cli.options import (
     positive_float_arg,
     positive_int_arg,
 )
+from td2048.network import METHODS
 
 HELP = "measure training and testing speed (moves/s)"
 DESCRIPTION = """\
@@ -28,7 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seconds", type=positive_float_arg, default=5.0, help="seconds for each measure (default 5)")
     p.add_argument("--update", choices=("backward", "forward"), default="backward",
                    help="update mode while training (default backward)")
-    p.add_argument("--method", choices=("afterstate", "state"), default="afterstate",
+    p.add_argument("--method", choices=METHODS, default="afterstate",
                    help="afterstate values (default) or state values with the expectation over new tiles")
     p.add_argument("--seed", type=nonnegative_int_arg, default=0, help="random seed (default 0)")
     p.add_argument("--weights", default=None, metavar="MODEL",

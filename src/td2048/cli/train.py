@@ -24,6 +24,7 @@ from td2048.errors import TD2048Error
 from td2048.games.rules import WIN_TILE
 from td2048.io.model import read_model
 from td2048.learn import TrainSettings
+from td2048.network import METHODS
 from td2048.run import TrainingRun
 
 HELP = "train an n-tuple network by TD learning (afterstate or state values)"
@@ -90,7 +91,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "on-policy, explored moves are learned from as played (targets follow the moves made). "
                         "Greedy targets at explored moves (Q-learning style) made the 4x6 weights diverge "
                         "(measured; see docs/experiments.md)")
-    p.add_argument("--method", choices=("afterstate", "state"), default=None,
+    p.add_argument("--method", choices=METHODS, default=None,
                    help="what V values: afterstate (after the move; default) or state (after the new tile, moves "
                         "chosen by the expectation over new tiles); recorded in the model")
     p.add_argument("--init", default=None, metavar="MODEL", help="start from a trained model instead of zeros")

@@ -96,9 +96,6 @@ def _tuple_functions(spec: NetworkSpec, tracked: bool, wide: bool) -> str:
         if tracked:
             lines.append(f"    dirty[i{k} >> U64(DIRTY_SHIFT)] = 1")
     lines.append("    return v")
-    lines += ["", "", "@njit(inline='always')", "def tuples_indices(x, out, k):",
-              '    """Write every tuple\'s flat index on board x to out[k:]."""', *reads]
-    lines += [f"    out[k + {t}] = {ix}" for t, ix in enumerate(indices)]
     lines += ["", "", "@njit(inline='always')", "def tuples_index_tuple(x):",
               '    """Every tuple\'s flat index on board x, as a tuple."""', *reads]
     lines.append("    return (" + ", ".join(indices) + ",)")
@@ -283,7 +280,9 @@ def feature_indices(b, out):
     """The flat weight index of every feature of b, isomorphism-major (for tests and tools)."""
 {prelude}    syms = ({", ".join(_SYMMETRY_EXPRESSIONS[:spec.isomorphisms])},)
     for s in range(N_ISO):
-        tuples_indices(syms[s], out, s * N_TUPLES)
+        indices = tuples_index_tuple(syms[s])
+        for t in range(N_TUPLES):
+            out[s * N_TUPLES + t] = indices[t]
 
 
 {_expectation_function(spec) if state_values else _NO_EXPECTATION}
