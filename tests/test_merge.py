@@ -60,3 +60,46 @@ def test_tracked_kernels_learn_like_plain_ones():
     assert np.array_equal(plain.weights, tracked_net.weights)
     changed = np.nonzero(tracked_net.weights)[0] >> DIRTY_SHIFT
     assert dirty[changed].all()
+
+
+def test_merge_rule_with_three_threads():
+    n = 2 * REGION
+    shared = np.ones(n, np.float32)
+    copies = np.ones((3, n), np.float32)
+    dirty = np.zeros((3, dirty_size(n)), np.uint8)
+    copies[0, 4], copies[1, 4] = 2.0, 1.5  # up, up, unchanged: the largest move
+    copies[0, 9], copies[1, 9], copies[2, 9] = 0.5, 0.0, 0.75  # all down: the largest move
+    copies[0, 11], copies[2, 11] = 3.0, 0.5  # mixed: the sum of the moves
+    copies[2, REGION + 1] = 4.0  # a region one thread alone changed: its copy
+    dirty[:, 0] = 1
+    dirty[2, 1] = 1
+    assert merge_regions(shared, copies, dirty, 0, dirty.shape[1]) == 2
+    assert (shared[4], shared[9], shared[11], shared[REGION + 1]) == (2.0, 0.0, 2.5, 4.0)
+    assert (copies == shared).all() and not dirty.any()
+
+
+def test_threads_merge_within_a_block():
+    """With merges due all the time, the threads stop together to merge many times in one block."""
+    net = Network(parse_network("2x4"))
+    player = Player(net, seed=3, threads=2, merge_seconds=0.0)
+    player.run(300, "backward", 0.1)
+    assert net.weights.any()  # merged during the block: nothing was merged after it
+    block = player.run(300, "backward", 0.1)
+    assert (block.moves > 0).all() and (block.scores > 0).all()
+
+
+def test_a_failing_thread_is_reported_and_breaks_the_barrier():
+    import threading
+
+    import pytest
+
+    player = Player(Network(parse_network("2x4")), seed=3, threads=2)
+    barrier = threading.Barrier(2)
+
+    def worker(thread):
+        if thread == 1:
+            raise ValueError("thread 1 failed")
+        barrier.wait()  # would wait forever for thread 1
+
+    with pytest.raises(ValueError, match="thread 1 failed"):
+        player._start_and_join(worker, barrier)

@@ -46,10 +46,10 @@ MODES = ("play",) + UPDATE_MODES
 # 16 * 32768, so no episode is longer than this many moves.
 MAX_EPISODE_MOVES = 16 * 32768 // 2 + 16
 WIDE_MAX_EPISODE_MOVES = 1 << 20  # 2584 and wide boards: far longer than any game played (a safety valve)
-# multi-thread training: the copies are merged at most every MERGE_SECONDS of training, checked
-# every MERGE_EPISODES episodes (measured on 4x6, 100k episodes, 2 threads: see td2048.kernels.merge)
-DEFAULT_MERGE_SECONDS = 0.25
-MERGE_EPISODES = 250
+# multi-thread training: the copies are merged every DEFAULT_MERGE_SECONDS of training (measured
+# on 4x6, 100k episodes, 2 threads: see td2048.kernels.merge)
+DEFAULT_MERGE_SECONDS = 0.5
+BATCH_SECONDS = 0.002  # multi-thread training: the play time of a batch of episodes (a merge waits for one)
 _RNG_STRIDE = 16  # uint64s per thread's random state: 128 bytes, two cache lines
 
 
@@ -69,10 +69,9 @@ class Player:
     With ``threads`` > 1 the episodes of a block are shared among threads that play at once
     (the kernels release the GIL). Playing, they read the network's weights; learning, each
     thread trains a copy of its own and the copies are merged into the network every
-    ``MERGE_EPISODES`` episodes once ``merge_seconds`` of training have passed since the last merge (see
-    :mod:`td2048.kernels.merge` for why and how), before playing, and whenever :meth:`merge` is
-    called. Such runs are fast but not reproducible; one thread is reproducible bit for bit and
-    needs no copies.
+    ``merge_seconds`` of training (see :mod:`td2048.kernels.merge` for why and how), before
+    playing, and whenever :meth:`merge` is called. Such runs are fast but not reproducible; one
+    thread is reproducible bit for bit and needs no copies.
 
     The player owns the network's weights while it learns: change them between blocks only
     through :meth:`sync` (or a new player).
@@ -102,6 +101,7 @@ class Player:
         self._dirty = None
         self.merge_seconds = merge_seconds  # training time between merges of the copies
         self._unmerged_seconds = 0.0
+        self._moves_per_s = 3e6  # all threads' training speed, measured each block: sizes the batches
 
     @property
     def rng_states(self) -> np.ndarray:
@@ -176,13 +176,8 @@ class Player:
             play(0, 0, episodes)
         elif not copies:
             self._run_threads(0, episodes, play)
-        else:  # learning on copies: stop to merge them every so often within the block
-            for first in range(0, episodes, MERGE_EPISODES):
-                started = time.perf_counter()
-                self._run_threads(first, min(episodes, first + MERGE_EPISODES), play)
-                self._unmerged_seconds += time.perf_counter() - started
-                if self._unmerged_seconds >= self.merge_seconds:
-                    self.merge()
+        else:  # learning on copies: the threads stop together to merge them every so often
+            self._learn_threads(episodes, play, moves)
         return EpisodeBlock(scores, max_codes, moves, time.perf_counter() - start)
 
     def _finish_wide(self, thread, weights, dirty, tracked, mode_code, params):
@@ -248,11 +243,94 @@ class Player:
                     return
                 play(thread, lo, hi)
 
-        workers = [threading.Thread(target=worker, args=(t,), daemon=True) for t in range(self.threads)]
+        self._start_and_join(worker)
+
+    def _learn_threads(self, episodes: int, play, moves: np.ndarray) -> None:
+        """Learn ``episodes`` episodes on the threads' copies, merging them every ``merge_seconds``.
+
+        The threads take small batches of episodes (about BATCH_SECONDS of play each) from a
+        shared counter. Once ``merge_seconds`` of training passed since the last merge, the next
+        thread to ask for a batch asks for a merge instead: each thread finishes its batch, waits
+        for the others, merges its share of the weight regions, and all go on. A merge thus waits
+        at most one batch for the slowest thread, and no thread is started or stopped for it.
+        """
+        lock = threading.Lock()
+        barrier = threading.Barrier(self.threads)
+        regions = np.linspace(0, self._dirty.shape[1], self.threads + 1).astype(np.int64)
+        # merged_at: the episode counter at the last merge (-1: none in this block); a merge comes
+        # only after some batch was handed out since, so the threads always get on
+        state = {"next": 0, "pending": False, "since": time.perf_counter() - self._unmerged_seconds,
+                 "merged_at": -1}
+
+        def batch_size(lo: int) -> int:
+            done = moves[:lo]
+            if lo:  # moves of the episodes finished so far (unfinished ones count 0: a bit larger batches)
+                per_episode = max(1.0, float(done.sum()) / lo)
+                size = int(BATCH_SECONDS * self._moves_per_s / (self.threads * per_episode))
+            else:
+                size = 1
+            return max(1, min(size, (episodes - lo) // (2 * self.threads)))
+
+        def merged() -> None:  # run by one thread once all have merged their share
+            state["pending"] = False
+            state["since"] = time.perf_counter()
+            state["merged_at"] = state["next"]
+
+        def worker(thread):
+            while True:
+                with lock:
+                    lo = state["next"]
+                    now = time.perf_counter()
+                    if (not state["pending"] and state["merged_at"] < lo < episodes
+                            and now - state["since"] >= self.merge_seconds):
+                        state["pending"] = True
+                    if state["pending"]:
+                        lo = hi = -1
+                    else:
+                        hi = min(episodes, lo + batch_size(lo))
+                        state["next"] = hi
+                if lo < 0:  # a merge: every thread arrives here before its next batch
+                    barrier.wait()
+                    merge_regions(self.network.weights, self._copies, self._dirty,
+                                  regions[thread], regions[thread + 1])
+                    barrier.wait()
+                    if thread == 0:
+                        merged()
+                    barrier.wait()
+                    continue
+                if lo >= episodes:
+                    return
+                play(thread, lo, hi)
+
+        started = time.perf_counter()
+        self._start_and_join(worker, barrier)
+        elapsed = time.perf_counter() - started
+        self._moves_per_s = max(1e5, float(moves.sum()) / max(elapsed, 1e-9))
+        self._unmerged_seconds = time.perf_counter() - state["since"]
+
+    def _start_and_join(self, worker, barrier: threading.Barrier | None = None) -> None:
+        """Run ``worker(thread)`` on each thread and wait for all; the first error is raised here.
+
+        A thread that fails breaks ``barrier``, so that no other thread waits there forever."""
+        errors = []
+
+        def guarded(thread):
+            try:
+                worker(thread)
+            except threading.BrokenBarrierError:
+                pass  # another thread failed: its error is the one to report
+            except BaseException as error:  # noqa: BLE001 - handed to the calling thread
+                errors.append(error)
+                if barrier is not None:
+                    barrier.abort()
+
+        workers = [threading.Thread(target=guarded, args=(t,), daemon=True) for t in range(self.threads)]
         for w in workers:
             w.start()
         for w in workers:
             w.join()
+        if errors:
+            raise errors[0]
 
 
 @dataclass

@@ -52,7 +52,7 @@ a run killed in any other way resumes from its last snapshot with --resume DIR.
 
 With one thread, runs with the same --seed give identical weights, bit for bit.
 With --threads N, N episodes are played at once, each thread on a copy of the weights
-that is merged into the network every few hundred episodes: faster, but not reproducible, and a
+that is merged into the network every half second: faster, but not reproducible, and a
 little less is learned per episode (see the README).
 """
 

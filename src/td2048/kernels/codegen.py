@@ -93,8 +93,8 @@ def _tuple_functions(spec: NetworkSpec, tracked: bool, wide: bool) -> str:
     lines.append("    v = 0.0")
     for k in range(len(indices)):
         lines += [f"    w[i{k}] += u", f"    v += w[i{k}]"]
-        if tracked:
-            lines.append(f"    dirty[i{k} >> U64(DIRTY_SHIFT)] = 1")
+    if tracked:  # after the weights: a flag store between them would hold up the next weight's load
+        lines += [f"    dirty[i{k} >> U64(DIRTY_SHIFT)] = 1" for k in range(len(indices))]
     lines.append("    return v")
     lines += ["", "", "@njit(inline='always')", "def tuples_index_tuple(x):",
               '    """Every tuple\'s flat index on board x, as a tuple."""', *reads]
