@@ -99,9 +99,10 @@ def test_resume_refuses_what_is_not_a_run(tmp_path):
 
 
 def test_threads_and_init(tmp_path):
-    r = run_train("--episodes", 1000, "--threads", 2, "--out", tmp_path / "a", "--quiet")
+    r = run_train("--episodes", 1000, "--threads", 2, "--merge-every", "0.01", "--out", tmp_path / "a", "--quiet")
     assert r.returncode == 0, r.stderr
     assert logged_episodes(tmp_path / "a") == list(range(100, 1001, 100))
+    assert json.loads((tmp_path / "a" / "settings.json").read_text())["merge_every"] == 0.01
     r = run_train("--init", tmp_path / "a" / "model.td2048", "--episodes", 200, "--out", tmp_path / "b")
     assert r.returncode == 0, r.stderr
     settings = json.loads((tmp_path / "b" / "settings.json").read_text())

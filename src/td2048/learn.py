@@ -48,7 +48,7 @@ MAX_EPISODE_MOVES = 16 * 32768 // 2 + 16
 WIDE_MAX_EPISODE_MOVES = 1 << 20  # 2584 and wide boards: far longer than any game played (a safety valve)
 # multi-thread training: the copies are merged every DEFAULT_MERGE_SECONDS of training (measured
 # on 4x6, 100k episodes, 2 threads: see td2048.kernels.merge)
-DEFAULT_MERGE_SECONDS = 0.5
+DEFAULT_MERGE_SECONDS = 0.25
 BATCH_SECONDS = 0.002  # multi-thread training: the play time of a batch of episodes (a merge waits for one)
 _RNG_STRIDE = 16  # uint64s per thread's random state: 128 bytes, two cache lines
 
@@ -356,6 +356,7 @@ class TrainSettings:
     alpha_schedule: str = "const"  # const | step:A@E,A@E,... | invsqrt:T (alpha / sqrt(1 + episodes / T))
     explore: str = "none"  # epsilon-greedy schedule: none | const:E | linear:E0:E1:N | exp:E0:R:N
     method: str = "afterstate"  # what V values: "afterstate" (after the move) or "state" (after the new tile)
+    merge_every: float = DEFAULT_MERGE_SECONDS  # threads: seconds of training between merges of their copies
 
     def validate(self) -> None:
         if self.episodes < 1:
@@ -381,6 +382,9 @@ class TrainSettings:
             raise TD2048Error(f"--update must be one of {', '.join(UPDATE_MODES)}, not {self.update!r}")
         if self.seed is not None and self.seed < 0:
             raise TD2048Error(f"--seed must be >= 0, not {self.seed}")
+        if not (isinstance(self.merge_every, (int, float)) and math.isfinite(self.merge_every)
+                and self.merge_every > 0):
+            raise TD2048Error(f"--merge-every must be a positive number of seconds, not {self.merge_every}")
         if self.method not in METHODS:
             raise TD2048Error(f"--method must be one of {', '.join(METHODS)}, not {self.method!r}")
         if self.game not in GAMES:
@@ -479,7 +483,7 @@ def train(settings: TrainSettings, network: Network | None = None,
     if network is None:
         network = Network(settings.spec(), memory_limit=settings.memory_limit, game=settings.game,
                           cell_bits=settings.cells, method=settings.method)
-    player = Player(network, settings.seed, settings.threads)
+    player = Player(network, settings.seed, settings.threads, merge_seconds=settings.merge_every)
     stats = []
     for block in train_blocks(settings, player, 0):
         stats.append(block)

@@ -91,7 +91,8 @@ class TrainingRun:
             {**settings.to_dict(), "network_spec": network.spec.to_dict(), "td2048": __version__},
             indent=2) + "\n")
         (directory / LOG).write_text("")
-        return cls(directory, settings, network, Player(network, settings.seed, settings.threads), 0)
+        player = Player(network, settings.seed, settings.threads, merge_seconds=settings.merge_every)
+        return cls(directory, settings, network, player, 0)
 
     @staticmethod
     def _initial_network(settings: TrainSettings) -> Network:
@@ -140,9 +141,10 @@ class TrainingRun:
             network, done, states = cls._initial_network(settings), 0, None
         if states is None or len(states) != settings.threads:
             seed_seq = np.random.SeedSequence([settings.seed, done])
-            player = Player(network, int(seed_seq.generate_state(1, np.uint64)[0]), settings.threads)
+            player = Player(network, int(seed_seq.generate_state(1, np.uint64)[0]), settings.threads,
+                            merge_seconds=settings.merge_every)
         else:
-            player = Player(network, threads=settings.threads, rng_states=states)
+            player = Player(network, threads=settings.threads, rng_states=states, merge_seconds=settings.merge_every)
         kept = [b for b in read_log(directory / LOG) if b.get("episodes", 0) <= done]
         write_text_atomic(directory / LOG, "".join(json.dumps(b) + "\n" for b in kept))
         write_text_atomic(directory / SETTINGS, json.dumps({**saved, **settings.to_dict()}, indent=2) + "\n")

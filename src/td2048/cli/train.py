@@ -23,7 +23,7 @@ from td2048.config import DEFAULT_ALPHA, DEFAULT_BLOCK, DEFAULT_EPISODES, DEFAUL
 from td2048.errors import TD2048Error
 from td2048.games.rules import WIN_TILE
 from td2048.io.model import read_model
-from td2048.learn import TrainSettings
+from td2048.learn import DEFAULT_MERGE_SECONDS, TrainSettings
 from td2048.network import METHODS
 from td2048.run import TrainingRun
 
@@ -52,7 +52,7 @@ a run killed in any other way resumes from its last snapshot with --resume DIR.
 
 With one thread, runs with the same --seed give identical weights, bit for bit.
 With --threads N, N episodes are played at once, each thread on a copy of the weights
-that is merged into the network every half second: faster, but not reproducible, and a
+that is merged into the network every quarter second (--merge-every): faster, but not reproducible, and a
 little less is learned per episode (see the README).
 """
 
@@ -73,7 +73,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"episodes per statistics block (default {DEFAULT_BLOCK})")
     p.add_argument("--threads", type=positive_int_arg, default=None,
                    help="episodes played at once (default 1); each thread trains a copy of the weights, merged "
-                        "every few hundred episodes: faster, but not reproducible, and less learned per episode")
+                        "every --merge-every seconds: faster, but not reproducible, and less learned per episode")
+    p.add_argument("--merge-every", type=positive_float_arg, default=None, metavar="SECONDS",
+                   help=f"with --threads: seconds of training between merges of the threads' weights (default "
+                        f"{DEFAULT_MERGE_SECONDS}); longer is faster and learns less per episode (4x6, 2 threads: "
+                        f"0.25 s 1.5x one thread's moves/s, 0.5 s 1.7x and about 1 point less 2048 at 100k)")
     p.add_argument("--snapshot-every", default=None, metavar="N|TIME",
                    help=f"snapshot every N episodes, or every TIME of training such as 30s, 5m, 1h "
                         f"(default {DEFAULT_SNAPSHOT_EVERY})")
@@ -104,7 +108,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 _SETTING_OPTIONS = ("game", "cells", "network", "isomorphisms", "clamp", "episodes", "alpha", "update", "seed", "block",
                     "threads", "snapshot_every", "memory_limit", "init", "lam", "nstep", "alpha_schedule",
-                    "explore", "method")
+                    "explore", "method", "merge_every")
 
 
 class _Output:
