@@ -53,26 +53,37 @@ class ReferenceLearner:
     def spawn(self, board):
         return int(_py_spawn(np.uint64(board), self.rng))
 
+    @staticmethod
+    def greedy(board, value_of):
+        """(reward + value, afterstate, reward, value) of the best legal move by ``value_of``; None if none."""
+        best = None
+        for d in range(4):
+            grid, reward = move(to_grid(board), d)
+            after = from_grid(grid)
+            if after != board:
+                v = value_of(after)
+                if best is None or reward + v > best[0]:
+                    best = (reward + v, after, reward, v)
+        return best
+
+    def explored(self, board):
+        """(afterstate, reward) of a legal move drawn as the kernels draw it."""
+        legal = [d for d in range(4) if from_grid(move(to_grid(board), d)[0]) != board]
+        grid, reward = move(to_grid(board), legal[below(self.rng, len(legal))])
+        return from_grid(grid), reward
+
     def episode(self, mode, lam=0.0, nstep=0, epsilon=0.0):
         board = self.spawn(self.spawn(0))
         path, score, previous = [], 0, None
         while True:
-            best = None
-            for d in range(4):
-                grid, reward = move(to_grid(board), d)
-                after = from_grid(grid)
-                if after != board:
-                    v = self.value(after)
-                    if best is None or reward + v > best[0]:
-                        best = (reward + v, after, reward, v)
+            best = self.greedy(board, self.value)
             if best is None:
                 break
             _, after, reward, v = best
             if epsilon > 0 and uniform(self.rng) < epsilon:  # the kernels' draws, in their order
-                legal = [d for d in range(4) if from_grid(move(to_grid(board), d)[0]) != board]
-                grid, r = move(to_grid(board), legal[below(self.rng, len(legal))])
-                if from_grid(grid) != after:  # explored: learned from as played (on-policy)
-                    after, reward = from_grid(grid), r
+                explored, r = self.explored(board)
+                if explored != after:  # explored: learned from as played (on-policy)
+                    after, reward = explored, r
                     v = self.value(after) if mode == "forward" else v
             if mode == "forward" and previous is not None:
                 self.td_update(previous, reward + v)

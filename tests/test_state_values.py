@@ -16,7 +16,7 @@ from td2048.games.wide import wide_from_codes, wide_to_codes
 from td2048.io.model import load_model, save_model
 from td2048.learn import Player, TrainSettings, train
 from td2048.network import Network, parse_network
-from td2048.rng import below, uniform
+from td2048.rng import uniform
 
 CLI = [sys.executable, "-m", "td2048.cli"]
 
@@ -104,21 +104,12 @@ class StateReference(ReferenceLearner):
         board = self.spawn(self.spawn(0))
         states, rewards, score = [], [0.0], 0  # rewards[t]: the reward of the move into s_t
         while True:
-            best = None
-            for d in range(4):
-                grid, reward = move(to_grid(board), d)
-                after = from_grid(grid)
-                if after != board:
-                    v = self.expectation(after)
-                    if best is None or reward + v > best[0]:
-                        best = (reward + v, after, reward)
+            best = self.greedy(board, self.expectation)
             if best is None:
                 break
-            _, after, reward = best
+            _, after, reward, _ = best
             if epsilon > 0 and uniform(self.rng) < epsilon:
-                legal = [d for d in range(4) if from_grid(move(to_grid(board), d)[0]) != board]
-                grid, r = move(to_grid(board), legal[below(self.rng, len(legal))])
-                after, reward = from_grid(grid), r
+                after, reward = self.explored(board)
             states.append(board)
             rewards.append(float(reward))
             score += reward
