@@ -56,7 +56,7 @@ def test_tracked_kernels_learn_like_plain_ones():
     params = np.array([0.1 / 16, 0, 0, 0, 0, 0, 0, 0])
     k.run_block(row_table(), tracked_net.weights, dirty, player.rng_state, k.BACKWARD, params,
                 np.zeros((300_000, 1), np.uint64), np.zeros((300_000, 2)), *out,
-                np.zeros((2, 1), np.uint64), np.zeros(2, np.int64))
+                np.zeros((2, 1), np.uint64), np.zeros(2, np.int64), np.zeros(1, np.uint8))
     assert np.array_equal(plain.weights, tracked_net.weights)
     changed = np.nonzero(tracked_net.weights)[0] >> DIRTY_SHIFT
     assert dirty[changed].all()

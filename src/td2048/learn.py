@@ -35,7 +35,7 @@ from td2048.games.game2048 import row_table
 from td2048.games.rules import GAMES
 from td2048.games.wide import wide_row_table
 from td2048.kernels.merge import NO_TRACKING, dirty_size, merge_regions
-from td2048.network import METHODS, Network, parse_network
+from td2048.network import METHODS, Network, aligned_zeros, parse_network
 from td2048.rng import make_rng_state
 from td2048.stats import BlockStats
 
@@ -49,7 +49,6 @@ WIDE_MAX_EPISODE_MOVES = 1 << 20  # 2584 and wide boards: far longer than any ga
 # multi-thread training: the copies are merged every DEFAULT_MERGE_SECONDS of training (measured
 # on 4x6, 100k episodes, 2 threads: see td2048.kernels.merge)
 DEFAULT_MERGE_SECONDS = 0.25
-BATCH_SECONDS = 0.002  # multi-thread training: the play time of a batch of episodes (a merge waits for one)
 _RNG_STRIDE = 16  # uint64s per thread's random state: 128 bytes, two cache lines
 
 
@@ -101,7 +100,7 @@ class Player:
         self._dirty = None
         self.merge_seconds = merge_seconds  # training time between merges of the copies
         self._unmerged_seconds = 0.0
-        self._moves_per_s = 3e6  # all threads' training speed, measured each block: sizes the batches
+        self._stop = np.zeros(1, np.uint8)  # set to 1: the kernels return before their next episode
 
     @property
     def rng_states(self) -> np.ndarray:
@@ -147,29 +146,32 @@ class Player:
         if not copies:
             self.merge()  # play with everything learned so far
         if copies and self._copies is None:
-            self._copies = np.tile(self.network.weights, (self.threads, 1))
+            self._copies = aligned_zeros(self.threads, self.network.weights.size)
+            self._copies[:] = self.network.weights
             self._dirty = np.zeros((self.threads, dirty_size(self.network.weights.size)), np.uint8)
             self._tracked_kernels = self.network.kernels_for(tracked=True)
         if copies:
             kernels = self._tracked_kernels
 
         def play(thread, lo, hi):
+            """Play episodes lo..hi-1 on a thread; returns where it got to (before hi: a merge was asked for)."""
             weights = self._copies[thread] if copies else self.network.weights
             dirty = self._dirty[thread] if copies else NO_TRACKING
             while lo < hi:
                 batch = params.copy()
                 batch[7] += lo  # the exploration schedule counts episodes
-                handed = kernels.run_block(self._table, weights, dirty, self._rng_rows[thread, :4], mode_code,
-                                           batch, self._paths_after[thread], self._paths_steps[thread],
-                                           scores[lo:hi], max_codes[lo:hi], moves[lo:hi],
-                                           self._handoff[thread], self._handoff_counts[thread])
-                if handed < 0:
-                    return
-                i = lo + handed
-                batch[7] = params[7] + i
-                scores[i], moves[i], max_codes[i] = self._finish_wide(thread, weights, dirty, copies, mode_code,
-                                                                      batch)
-                lo = i + 1
+                played, handed = kernels.run_block(self._table, weights, dirty, self._rng_rows[thread, :4], mode_code,
+                                                   batch, self._paths_after[thread], self._paths_steps[thread],
+                                                   scores[lo:hi], max_codes[lo:hi], moves[lo:hi],
+                                                   self._handoff[thread], self._handoff_counts[thread], self._stop)
+                lo += played
+                if not handed:
+                    return lo
+                batch[7] = params[7] + lo
+                scores[lo], moves[lo], max_codes[lo] = self._finish_wide(thread, weights, dirty, copies, mode_code,
+                                                                         batch)
+                lo += 1
+            return lo
 
         start = time.perf_counter()
         if self.threads == 1:
@@ -177,7 +179,7 @@ class Player:
         elif not copies:
             self._run_threads(0, episodes, play)
         else:  # learning on copies: the threads stop together to merge them every so often
-            self._learn_threads(episodes, play, moves)
+            self._learn_threads(episodes, play)
         return EpisodeBlock(scores, max_codes, moves, time.perf_counter() - start)
 
     def _finish_wide(self, thread, weights, dirty, tracked, mode_code, params):
@@ -245,51 +247,42 @@ class Player:
 
         self._start_and_join(worker)
 
-    def _learn_threads(self, episodes: int, play, moves: np.ndarray) -> None:
+    def _learn_threads(self, episodes: int, play) -> None:
         """Learn ``episodes`` episodes on the threads' copies, merging them every ``merge_seconds``.
 
-        The threads take small batches of episodes (about BATCH_SECONDS of play each) from a
-        shared counter. Once ``merge_seconds`` of training passed since the last merge, the next
-        thread to ask for a batch asks for a merge instead: each thread finishes its batch, waits
-        for the others, merges its share of the weight regions, and all go on. A merge thus waits
-        at most one batch for the slowest thread, and no thread is started or stopped for it.
+        The threads take shares of the episodes left (a share shrinks as the block nears its end,
+        so no thread waits long for another at the end). Every ``merge_seconds`` this thread
+        raises the stop flag that the kernels read before each episode: each thread returns
+        from its kernel, waits for the others, merges its share of the weight regions, and goes
+        on with its episodes. A merge thus waits at most one episode for the slowest thread,
+        and no thread is started or stopped for it.
         """
         lock = threading.Lock()
         barrier = threading.Barrier(self.threads)
         regions = np.linspace(0, self._dirty.shape[1], self.threads + 1).astype(np.int64)
-        # merged_at: the episode counter at the last merge (-1: none in this block); a merge comes
-        # only after some batch was handed out since, so the threads always get on
-        state = {"next": 0, "pending": False, "since": time.perf_counter() - self._unmerged_seconds,
-                 "merged_at": -1}
-
-        def batch_size(lo: int) -> int:
-            done = moves[:lo]
-            if lo:  # moves of the episodes finished so far (unfinished ones count 0: a bit larger batches)
-                per_episode = max(1.0, float(done.sum()) / lo)
-                size = int(BATCH_SECONDS * self._moves_per_s / (self.threads * per_episode))
-            else:
-                size = 1
-            return max(1, min(size, (episodes - lo) // (2 * self.threads)))
+        # pending: a merge was asked for; played: an episode was finished since the last merge
+        # (a merge is asked for only then, so that the threads always get on)
+        state = {"next": 0, "pending": False, "played": False,
+                 "since": time.perf_counter() - self._unmerged_seconds}
 
         def merged() -> None:  # run by one thread once all have merged their share
+            self._stop[0] = 0
             state["pending"] = False
+            state["played"] = False
             state["since"] = time.perf_counter()
-            state["merged_at"] = state["next"]
 
         def worker(thread):
+            lo = hi = 0
             while True:
                 with lock:
-                    lo = state["next"]
-                    now = time.perf_counter()
-                    if (not state["pending"] and state["merged_at"] < lo < episodes
-                            and now - state["since"] >= self.merge_seconds):
-                        state["pending"] = True
-                    if state["pending"]:
-                        lo = hi = -1
-                    else:
-                        hi = min(episodes, lo + batch_size(lo))
+                    merging = state["pending"]
+                    if not merging and lo >= hi:
+                        lo = state["next"]
+                        if lo >= episodes:  # no merge can come now: one is asked for only while episodes are left
+                            return
+                        hi = min(episodes, lo + max(1, (episodes - lo) // (2 * self.threads)))
                         state["next"] = hi
-                if lo < 0:  # a merge: every thread arrives here before its next batch
+                if merging:  # every thread comes here before it plays on
                     barrier.wait()
                     merge_regions(self.network.weights, self._copies, self._dirty,
                                   regions[thread], regions[thread + 1])
@@ -298,20 +291,33 @@ class Player:
                         merged()
                     barrier.wait()
                     continue
-                if lo >= episodes:
-                    return
-                play(thread, lo, hi)
+                start = lo
+                lo = play(thread, lo, hi)
+                if lo > start:
+                    state["played"] = True
 
-        started = time.perf_counter()
-        self._start_and_join(worker, barrier)
-        elapsed = time.perf_counter() - started
-        self._moves_per_s = max(1e5, float(moves.sum()) / max(elapsed, 1e-9))
+        def ask_for_merge() -> float:
+            """Raise the stop flag when a merge is due; the seconds until it should look again."""
+            with lock:
+                if state["pending"]:
+                    return 0.001
+                due = state["since"] + self.merge_seconds - time.perf_counter()
+                if due > 0:
+                    return due
+                if state["played"] and state["next"] < episodes:
+                    state["pending"] = True
+                    self._stop[0] = 1
+                return 0.001
+
+        self._start_and_join(worker, barrier, ask_for_merge)
         self._unmerged_seconds = time.perf_counter() - state["since"]
 
-    def _start_and_join(self, worker, barrier: threading.Barrier | None = None) -> None:
+    def _start_and_join(self, worker, barrier: threading.Barrier | None = None,
+                        tick: Callable[[], float] | None = None) -> None:
         """Run ``worker(thread)`` on each thread and wait for all; the first error is raised here.
 
-        A thread that fails breaks ``barrier``, so that no other thread waits there forever."""
+        A thread that fails breaks ``barrier``, so that no other thread waits there forever.
+        While waiting, ``tick()`` is called again after the seconds it returned."""
         errors = []
 
         def guarded(thread):
@@ -321,6 +327,7 @@ class Player:
                 pass  # another thread failed: its error is the one to report
             except BaseException as error:  # noqa: BLE001 - handed to the calling thread
                 errors.append(error)
+                self._stop[0] = 1  # the others return from their kernels to find the broken barrier
                 if barrier is not None:
                     barrier.abort()
 
@@ -328,7 +335,9 @@ class Player:
         for w in workers:
             w.start()
         for w in workers:
-            w.join()
+            while w.is_alive():
+                w.join(max(0.001, tick()) if tick is not None else None)
+        self._stop[0] = 0
         if errors:
             raise errors[0]
 

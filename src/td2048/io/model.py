@@ -43,7 +43,7 @@ import numpy as np
 from td2048 import __version__
 from td2048.errors import TD2048Error
 from td2048.io.atomic import atomic_open
-from td2048.network import Network, NetworkSpec, tuple_to_hex
+from td2048.network import Network, NetworkSpec, aligned_bytes, tuple_to_hex
 
 MAGIC = b"TD2048\x1a\n"
 END_MAGIC = b"TDND"
@@ -118,7 +118,7 @@ def read_model(path: str | os.PathLike) -> tuple[dict, np.ndarray]:
             offset = _data_offset(header_len)
             if size < offset + _TRAILER.size:
                 raise TD2048Error(f"{path}: truncated model file")
-            buf = np.empty(size, np.uint8)
+            buf = aligned_bytes(size, zeroed=False)  # the weights, at a multiple of 64 in the file, start on a line
             f.seek(0)
             if f.readinto(memoryview(buf)) != size:
                 raise TD2048Error(f"{path}: truncated model file")

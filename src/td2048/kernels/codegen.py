@@ -94,7 +94,8 @@ def _tuple_functions(spec: NetworkSpec, tracked: bool, wide: bool) -> str:
     for k in range(len(indices)):
         lines += [f"    w[i{k}] += u", f"    v += w[i{k}]"]
     if tracked:  # after the weights: a flag store between them would hold up the next weight's load
-        lines += [f"    dirty[i{k} >> U64(DIRTY_SHIFT)] = 1" for k in range(len(indices))]
+        lines += [f"    dirty[i{k} >> U64(DIRTY_SHIFT)] |= U8(1) << U8((i{k} >> U64(CHUNK_SHIFT)) & U64(7))"
+                  for k in range(len(indices))]
     lines.append("    return v")
     lines += ["", "", "@njit(inline='always')", "def tuples_index_tuple(x):",
               '    """Every tuple\'s flat index on board x, as a tuple."""', *reads]
@@ -248,10 +249,11 @@ td2048 sources compiled in: {_fingerprint()}
 import numpy as np
 
 from td2048.config import njit
-from td2048.kernels.merge import DIRTY_SHIFT
+from td2048.kernels.merge import CHUNK_SHIFT, DIRTY_SHIFT
 from td2048.rng import below, uniform
 {_WIDE_BOARD if wide else _NARROW_BOARD}
 
+U8 = np.uint8
 N_TUPLES = {len(spec.tuples)}
 N_ISO = {spec.isomorphisms}
 N_FEATURES = {spec.n_features}

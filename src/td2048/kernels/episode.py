@@ -225,13 +225,18 @@ def finish_from(table, w, dirty, rng, mode, params, path_after, path_steps, star
 
 @njit
 def run_block(table, w, dirty, rng, mode, params, path_after, path_steps, out_score, out_max_code, out_moves,
-              handoff, handoff_counts):
-    """len(out_score) episodes in one compiled call; per-episode results go to the out arrays.
+              handoff, handoff_counts, stop):
+    """Up to len(out_score) episodes in one compiled call; per-episode results go to the out arrays.
 
-    Returns -1, or the index of an episode handed off unfinished (see play_from): its board and last
-    afterstate are in ``handoff``, its score and moves in ``handoff_counts``, its path in the paths.
+    Returns (episodes finished, handed off). Before each episode ``stop[0]`` is read: another
+    thread sets it to ask for a merge, and the call returns at once. Handed off: the episode
+    after the finished ones reached what these kernels cannot play (see play_from); its board
+    and last afterstate are in ``handoff``, its score and moves in ``handoff_counts``, its path
+    in the paths.
     """
     for e in range(out_score.shape[0]):
+        if stop[0]:
+            return e, False
         epsilon = epsilon_at(params, params[7] + e) if mode != PLAY else 0.0  # params[7]: first episode
         score, steps, final, previous, handed = play_episode(table, w, dirty, rng, mode, params,
                                                              path_after, path_steps, epsilon)
@@ -240,11 +245,11 @@ def run_block(table, w, dirty, rng, mode, params, path_after, path_steps, out_sc
             store_board(handoff, 1, previous)
             handoff_counts[0] = score
             handoff_counts[1] = steps
-            return e
+            return e, True
         out_score[e] = score
         out_moves[e] = steps
         out_max_code[e] = max_code(final)
-    return -1
+    return out_score.shape[0], False
 
 
 PLACE, SLIDE = 0, 1  # kinds of recorded actions
