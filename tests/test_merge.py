@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from td2048.kernels.merge import DIRTY_SHIFT, dirty_size, merge_regions
+from td2048.kernels.merge import BATCH, CHUNK, CHUNK_SHIFT, DIRTY_SHIFT, dirty_size, merge_regions
 from td2048.learn import Player, TrainSettings, train
 from td2048.network import Network, parse_network
 
@@ -58,8 +58,9 @@ def test_tracked_kernels_learn_like_plain_ones():
                 np.zeros((300_000, 1), np.uint64), np.zeros((300_000, 2)), *out,
                 np.zeros((2, 1), np.uint64), np.zeros(2, np.int64), np.zeros(1, np.uint8))
     assert np.array_equal(plain.weights, tracked_net.weights)
-    changed = np.nonzero(tracked_net.weights)[0] >> DIRTY_SHIFT
-    assert dirty[changed].all()
+    changed = np.nonzero(tracked_net.weights)[0]
+    chunk_bits = (1 << ((changed >> CHUNK_SHIFT) & 7)).astype(np.uint8)
+    assert (dirty[changed >> DIRTY_SHIFT] & chunk_bits == chunk_bits).all()  # every changed chunk is flagged
 
 
 def test_merge_rule_with_three_threads():
@@ -103,3 +104,81 @@ def test_a_failing_thread_is_reported_and_breaks_the_barrier():
 
     with pytest.raises(ValueError, match="thread 1 failed"):
         player._start_and_join(worker, barrier)
+
+
+def _merged_reference(shared, copies, flagged):
+    """The rule, weight by weight, in NumPy (float32 as the kernel): for the weights of flagged chunks."""
+    up, down = (copies > shared).any(axis=0), (copies < shared).any(axis=0)
+    total = (copies[0] - shared) + (copies[1] - shared)
+    value = np.where(up & down, shared + total,
+                     np.where(up, copies.max(axis=0), np.where(down, copies.min(axis=0), shared)))
+    return np.where(flagged, value, shared)
+
+
+def test_merge_moves_flagged_chunks_only_in_batches():
+    """Chunks are flagged by a bit each; more chunks than a listing batch holds are all merged."""
+    rng = np.random.default_rng(0)
+    n = 3 * BATCH * CHUNK + 100  # not a whole number of regions
+    shared = rng.normal(size=n).astype(np.float32)
+    copies = np.tile(shared, (2, 1))
+    dirty = np.zeros((2, dirty_size(n)), np.uint8)
+    chunks = (n + CHUNK - 1) // CHUNK
+    flagged_chunks = rng.random((2, chunks)) < 0.6
+    flagged_chunks[:, 0] = False
+    for t in range(2):
+        for c in np.nonzero(flagged_chunks[t])[0]:
+            dirty[t, c >> (DIRTY_SHIFT - CHUNK_SHIFT)] |= 1 << (c & 7)
+        moved = np.repeat(flagged_chunks[t], CHUNK)[:n] & (rng.random(n) < 0.3)
+        copies[t, moved] += rng.normal(size=moved.sum()).astype(np.float32)
+    copies[0, 5] += 1.0  # changed in a chunk no thread flagged: not merged
+    flagged = np.repeat(flagged_chunks.any(axis=0), CHUNK)[:n]
+    expected = _merged_reference(shared, copies, flagged)
+    unflagged_copies = copies[:, ~flagged].copy()
+    assert merge_regions(shared, copies, dirty, 0, dirty.shape[1]) == flagged_chunks.any(axis=0).sum()
+    assert np.array_equal(shared, expected)
+    assert np.array_equal(copies[:, flagged], np.tile(expected[flagged], (2, 1)))
+    assert np.array_equal(copies[:, ~flagged], unflagged_copies) and not dirty.any()
+
+
+def test_a_kernel_returns_when_asked_to_stop():
+    """run_block reads the stop flag before every episode, also one set by another thread meanwhile."""
+    import threading
+
+    from td2048.games.game2048 import row_table
+    from td2048.kernels.merge import NO_TRACKING
+
+    net = Network(parse_network("2x4"))
+    player = Player(net, seed=1)
+    k = net.kernels
+    episodes = 10_000_000  # hours of play, unless it stops
+    out = [np.zeros(episodes, np.int64) for _ in range(3)]
+    params = np.array([0.1 / 16, 0, 0, 0, 0, 0, 0, 0])
+    stop = np.ones(1, np.uint8)
+
+    def run():
+        return k.run_block(row_table(), net.weights, NO_TRACKING, player.rng_state, k.BACKWARD, params,
+                           np.zeros((300_000, 1), np.uint64), np.zeros((300_000, 2)), *out,
+                           np.zeros((2, 1), np.uint64), np.zeros(2, np.int64), stop)
+
+    assert run() == (0, False)  # stopped before the first episode
+    stop[0] = 0
+    result = []
+    thread = threading.Thread(target=lambda: result.append(run()), daemon=True)
+    thread.start()
+    thread.join(0.3)
+    stop[0] = 1
+    thread.join(60)
+    assert not thread.is_alive() and 0 < result[0][0] < episodes and not result[0][1]
+    assert (out[2][:result[0][0]] > 0).all() and not out[2][result[0][0]:].any()
+
+
+def test_weights_start_on_a_cache_line(tmp_path):
+    from td2048.io.model import load_model, save_model
+
+    net = Network(parse_network("2x4"))
+    player = Player(net, seed=1, threads=2)
+    player.run(20, "backward", 0.1)
+    assert net.weights.ctypes.data % 64 == 0
+    assert player._copies.ctypes.data % 64 == 0
+    save_model(tmp_path / "m.td2048", net)
+    assert load_model(tmp_path / "m.td2048")[0].weights.ctypes.data % 64 == 0

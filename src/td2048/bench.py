@@ -28,7 +28,7 @@ def benchmark(network: str = "4x6", seconds: float = 5.0, isomorphisms: int | No
     """Train for ``seconds``, then play (no updates) with the weights so trained for ``seconds``.
 
     Episodes run in blocks of ``block`` (the training default), as ``td2048 train`` runs them; with
-    several threads the weight copies are merged after each block (td2048.kernels.merge).
+    several threads the weight copies are merged every 0.25 s, as in training (td2048.kernels.merge).
     Training starts from zero weights, or from a weight file (``weights``): a trained network
     plays longer games over more of its tables, which is slower than the first seconds of a run.
     ``compile_s`` is the time of the first tiny call, which compiles the kernels or loads them

@@ -77,7 +77,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--merge-every", type=positive_float_arg, default=None, metavar="SECONDS",
                    help=f"with --threads: seconds of training between merges of the threads' weights (default "
                         f"{DEFAULT_MERGE_SECONDS}); longer is faster and learns less per episode (4x6, 2 threads: "
-                        f"0.25 s 1.5x one thread's moves/s, 0.5 s 1.7x and about 1 point less 2048 at 100k)")
+                        f"0.25 s 1.72x one thread's moves/s, 0.5 s 1.76x and about half a point less 2048 at 100k)")
     p.add_argument("--snapshot-every", default=None, metavar="N|TIME",
                    help=f"snapshot every N episodes, or every TIME of training such as 30s, 5m, 1h "
                         f"(default {DEFAULT_SNAPSHOT_EVERY})")

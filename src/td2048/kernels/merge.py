@@ -3,12 +3,12 @@
 Threads that write the same weights slow each other down more than they help: on the
 2-core development machine, two threads updating one shared 4x6 table trained at 0.75-1.0x
 the speed of one (2.3-3.1M moves/s against 3.0M; the frequently used weights bounce between
-the cores' caches), while two threads on copies of their own, never merged, run at 1.8-1.9x,
-as two separate processes do. So each thread trains on its own copy, marking the regions it
-changed (one flag per 2**DIRTY_SHIFT weights), and the copies are merged region by region
-(see td2048.learn for how often): a weight that every thread that changed it moved the same
-way takes the largest of their moves (exactly that copy's value); one they moved in opposite
-directions takes the sum of the moves.
+the cores' caches), while two threads on copies of their own, never merged, run at 1.85-1.9x,
+as two separate processes do. So each thread trains on its own copy, marking the chunks of
+CHUNK weights it changed, and the copies are merged chunk by chunk (see td2048.learn for
+how often): a weight that every thread that changed it moved the same way takes the largest
+of their moves (exactly that copy's value); one they moved in opposite directions takes the
+sum of the moves.
 
 Why that rule: a weight that two threads each pushed toward the same target would, trained
 by one thread, have moved by somewhere between the larger move (both had nearly reached the
@@ -23,27 +23,41 @@ target) and the sum (small steps far from it); the mean is below both. Measured 
     largest/sum     every 1 s                                87.8%
     largest/sum     after every 250 episodes                 89.4%       1.27x
     largest/sum     0.25 s, checked every 250 episodes       90.9%       1.5x
-    largest/sum     0.25 s, threads wait for each other      90.5%       1.53x
-    largest/sum     0.5 s, threads wait for each other       89.2-90.5%  1.77x  <- the default
+    largest/sum     0.25 s, threads wait for each other      88.8-90.5%  1.53x
+    largest/sum     0.5 s, threads wait for each other       88.5-90.5%  1.67x
     largest/sum     0.75 s, threads wait for each other      88.3%       1.79x
     largest + half the smaller / sum, 0.5 s                  89.2-89.6%  (no better)
+    largest/sum     0.25 s, stop flag, chunks, prefetch      89.1-89.8%  1.72x  <- the default
+    largest/sum     0.4 / 0.5 s, the same                    89.9 / 90.2% 1.76x (last 5 blocks 88.8 / 88.5%)
 
 ("threads wait for each other": the threads no longer end at a batch of 250 episodes to be
-started again; they stop at a barrier, merge their halves of the regions, and go on.)
+started again; they stop at a barrier, merge their shares of the regions, and go on. "stop
+flag": the kernels return before their next episode when a merge is asked for, instead of
+the threads playing batches of about 2 ms and asking between them: 8,000 fewer returns to
+Python every 8 s, which had cost 6% of the threads' time.)
 Merging more often lets the threads see each other's updates sooner, which is what learning
 per episode needs most early on (at 20,000 episodes: one thread 66.4%, mean every 1 s 44.9%,
-sum every 0.1 s 64.8%, largest/sum every 0.5 s 50%), but each merge reads every changed
-region of every copy: about 30% of a 4x6 table's regions every 0.5 s, three quarters of them
-changed by both threads. A merge takes 3-4% of the training time at 0.5 s.
+sum every 0.1 s 64.8%, largest/sum every 0.25 s 52-54%), but each merge reads and writes
+every changed chunk of every copy and of the base: every 0.25 s about 250,000 of a 4x6
+table's 2.1 million chunks, 60% of them changed by both threads.
 
-Region size (DIRTY_SHIFT): 16 weights merged 2.5x more regions in more time than 64; 256
-weights (a 256 KB flag array per thread) merge as fast as 64 and flag a little faster.
+How a merge is made fast (4x6 from a trained model, 0.25 s of 2-thread training, one thread
+merging everything): 256-weight regions, a flag byte each, took 33 ms; flagging 32-weight
+chunks (a bit each in the region's byte, so the flags stay 256 KB a thread and in the
+core's cache) moves a third of the bytes but took as long, the chunks being scattered and
+each waiting on memory in turn; listing the changed chunks first, then merging each with
+the lines of the chunk AHEAD places on already asked for (software prefetch), takes 17 ms.
+Merges now take 3.7% of the threads' time at 0.25 s (6.5% before). A flag byte per chunk
+(2 MB a thread, more than the core's cache) made training 5% slower; a bit costs 2%.
 """
 
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from td2048.config import njit
-from td2048.kernels.prefetch import prefetch_write
 
 DIRTY_SHIFT = 8  # one flag byte per 256 weights (1 KB): a 4x6 copy's flags are 256 KB, they stay in cache
 CHUNK_SHIFT = 5  # bit b of a region's byte flags its chunk b of 32 weights (two 64-byte cache lines)
@@ -53,7 +67,26 @@ BATCH = 2048  # chunks listed before they are merged
 AHEAD = 8  # chunks between a chunk's prefetch and its merge (4, 16 and 32 measured slower)
 
 
+@intrinsic
+def prefetch_write(typingctx, array, index):
+    """Ask for the cache line of array[index], to be written soon (LLVM's llvm.prefetch; Numba has none).
+
+    Kept in this module: Numba's cache of the merge kernels is invalidated by changes of this file only."""
+    def codegen(context, builder, signature, args):
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        address = builder.gep(data, [args[1]])
+        i32 = ir.IntType(32)
+        function = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [address.type, i32, i32, i32]), "llvm.prefetch.p0")
+        # 1: for a write (prefetchw); 3: keep in every cache level; 1: the data cache
+        builder.call(function, [address, ir.Constant(i32, 1), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return types.void(array, index), codegen
+
+
 def dirty_size(n_weights: int) -> int:
+    """Flag bytes for n weights: one a region of 2**DIRTY_SHIFT weights, a bit a chunk."""
     return (n_weights >> DIRTY_SHIFT) + 1
 
 
