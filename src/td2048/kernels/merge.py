@@ -134,6 +134,13 @@ def merge_regions(shared, copies, dirty, first, last):
     return merged + listed
 
 
+@njit(inline="always")
+def _prefetch_chunk(weights, start):
+    """Ask for the cache lines of the chunk of weights at ``start``."""
+    for line in range(start, min(weights.shape[0], start + CHUNK), LINE_WEIGHTS):
+        prefetch_write(weights, line)
+
+
 @njit
 def _merge_chunks(shared, copies, starts, writers, count):
     """Merge the listed chunks: one writer's chunk is its copy, exactly (copied without reading the
@@ -146,10 +153,9 @@ def _merge_chunks(shared, copies, starts, writers, count):
     for k in range(count):
         if k + AHEAD < count:
             ahead = starts[k + AHEAD]
-            for line in range(ahead, min(n, ahead + CHUNK), LINE_WEIGHTS):
-                prefetch_write(shared, line)
-                for t in range(threads):
-                    prefetch_write(copies[t], line)
+            _prefetch_chunk(shared, ahead)
+            for t in range(threads):
+                _prefetch_chunk(copies[t], ahead)
         lo = starts[k]
         hi = min(n, lo + CHUNK)
         writer = writers[k]
@@ -173,10 +179,9 @@ def _merge_chunks_two(shared, first, second, starts, writers, count):
     for k in range(count):
         if k + AHEAD < count:
             ahead = starts[k + AHEAD]
-            for line in range(ahead, min(n, ahead + CHUNK), LINE_WEIGHTS):
-                prefetch_write(shared, line)
-                prefetch_write(first, line)
-                prefetch_write(second, line)
+            _prefetch_chunk(shared, ahead)
+            _prefetch_chunk(first, ahead)
+            _prefetch_chunk(second, ahead)
         lo = starts[k]
         hi = min(n, lo + CHUNK)
         writer = writers[k]
