@@ -23,8 +23,6 @@ from td2048.kernels.merge import merge_regions
 from td2048.learn import Player
 from td2048.network import Network, aligned_zeros, parse_network
 
-_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).sum(axis=1)  # set bits of each byte
-
 
 def _train_for(player: Player, seconds: float) -> None:
     elapsed = 0.0
@@ -47,7 +45,7 @@ def main():
     player.merge()
     _train_for(player, args.seconds)
     base, copies, dirty = net.weights.copy(), player._copies.copy(), player._dirty.copy()
-    both, one = int(_BITS[dirty[0] & dirty[1]].sum()), int(_BITS[dirty[0] ^ dirty[1]].sum())
+    both, one = (int(np.bitwise_count(flags).sum()) for flags in (dirty[0] & dirty[1], dirty[0] ^ dirty[1]))
 
     shared, work = aligned_zeros(base.size), aligned_zeros(*copies.shape)
     flags = dirty.copy()
