@@ -49,6 +49,15 @@ each waiting on memory in turn; listing the changed chunks first, then merging e
 the lines of the chunk AHEAD places on already asked for (software prefetch), takes 17 ms.
 Merges now take 3.7% of the threads' time at 0.25 s (6.5% before). A flag byte per chunk
 (2 MB a thread, more than the core's cache) made training 5% slower; a bit costs 2%.
+
+Tried and left out (players alternating blocks in one process, so that the machine's drift
+cancels; 2 threads at 1.68-1.75x one thread's moves/s): each thread writing only its own copy
+(merge into the base, then each copies the base's merged chunks), so that no core writes
+lines the other trains on: no faster. Merging only the chunks both threads changed, leaving
+one writer's chunks for a later merge: at most 3% faster even when never merged, 1% when
+merged every 4th time. Flags stored before the weights instead of after, or a plain byte
+store per region instead of a bit: within the noise (flagging costs 2-4% of one thread's
+speed either way). Two threads on one shared table, still: 0.78x one thread.
 """
 
 import numpy as np
