@@ -57,7 +57,9 @@ lines the other trains on: no faster. Merging only the chunks both threads chang
 one writer's chunks for a later merge: at most 3% faster even when never merged, 1% when
 merged every 4th time. Flags stored before the weights instead of after, or a plain byte
 store per region instead of a bit: within the noise (flagging costs 2-4% of one thread's
-speed either way). Two threads on one shared table, still: 0.78x one thread.
+speed either way); testing the bit and storing only when unset (a branch per weight): 0.75x.
+Chunks of one cache line (16 weights): 360,000 chunks instead of 239,000, one merge 19 ms
+either way. Two threads on one shared table, still: 0.78x one thread.
 """
 
 import numpy as np
