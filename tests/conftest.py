@@ -3,8 +3,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 sys.path.insert(0, str(Path(__file__).parent))
+
+# One profile for every property test: the code under test is compiled, and its first example
+# compiles it (or loads it from the cache): no deadline, since no test may depend on timing.
+settings.register_profile("td2048", deadline=None, print_blob=True)
+settings.load_profile("td2048")
 
 
 @pytest.fixture(scope="session")

@@ -18,7 +18,7 @@ merge_boards = st.lists(st.sampled_from([0, 1, 1, 2, 14, 15, 15]), min_size=16, 
     lambda cs: from_grid([cs[4 * r:4 * r + 4] for r in range(4)]))
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=2000)
 @given(st.one_of(boards, merge_boards), st.integers(0, 3))
 def test_moves_and_rewards_match_reference(board, direction):
     after, reward = py_move(board, direction)

@@ -185,7 +185,8 @@ def test_backward_targets_on_a_hand_worked_episode(lam, nstep, expected):
     path_after = np.array([[1], [2], [3]], np.uint64)
     path_steps = np.array([[4.0, 0], [8.0, 0], [16.0, 0]])
     params = np.array([0.5, lam, nstep, 0, 0, 0, 0, 0], np.float64)
-    net.kernels.backward_updates(net.weights, np.zeros(1, np.uint8), params, path_after, path_steps, 3)
+    index_rows = np.empty((3, net.spec.n_features), np.uint64)  # the kernels' scratch rows
+    net.kernels.backward_updates(net.weights, np.zeros(1, np.uint8), params, path_after, path_steps, 3, index_rows)
     assert net.weights[1:4].tolist() == expected
     assert path_steps[:, 1].tolist() == expected  # the updated values
 

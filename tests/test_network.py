@@ -85,7 +85,7 @@ def test_index_encoding_hand_worked():
     assert idx[2] == 2 * 16**6 + 0x27  # cell 6 (code 7) first, then cell 1 (code 2)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(boards)
 def test_indices_match_reference(board):
     spec = parse_network(SMALL)
@@ -95,7 +95,7 @@ def test_indices_match_reference(board):
     assert net.feature_indices(board).tolist() == expected
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(boards)
 def test_value_equal_on_all_symmetric_boards(board):
     net = random_network(SMALL)
@@ -105,7 +105,7 @@ def test_value_equal_on_all_symmetric_boards(board):
     assert values[0] == pytest.approx(ref, rel=1e-9, abs=1e-9)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 @given(boards)
 def test_four_isomorphisms_are_the_rotations(board):
     net = random_network(SMALL, iso=4)

@@ -54,7 +54,7 @@ def state_network(request):
     return random_weights(Network(parse_network(name, iso, clamp), game=game, method="state"), 7)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=80)
 @given(codes=st.lists(st.integers(0, 12), min_size=16, max_size=16).filter(lambda c: 0 in c))
 def test_expectation_equals_evaluating_every_new_tile(state_network, codes):
     net = state_network
@@ -169,7 +169,8 @@ def test_state_targets_on_a_hand_worked_episode(lam, nstep, expected):
     path = np.array([[1], [2], [3]], np.uint64)
     path_steps = np.array([[0.0, 0], [4.0, 0], [8.0, 0]])  # at i: the reward of the move into s_i
     params = np.array([0.5, lam, nstep, 0, 0, 0, 0, 0], np.float64)
-    net.kernels.backward_updates(net.weights, np.zeros(1, np.uint8), params, path, path_steps, 3)
+    net.kernels.backward_updates(net.weights, np.zeros(1, np.uint8), params, path, path_steps, 3,
+                                 np.empty((3, 1), np.uint64))  # the kernels' scratch rows of feature indices
     assert net.weights[1:4].tolist() == expected
     assert path_steps[:, 1].tolist() == expected[:2] + [0.0]
 

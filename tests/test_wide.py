@@ -24,7 +24,7 @@ def grid(codes):
     return [list(codes[4 * r:4 * r + 4]) for r in range(4)]
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=1500)
 @given(boards(25), st.integers(0, 3))
 def test_2584_moves_match_reference(codes, direction):
     after, reward = py_wide_move("2584", wide_from_codes(codes), direction)
@@ -32,7 +32,7 @@ def test_2584_moves_match_reference(codes, direction):
     assert wide_to_codes(after) == sum(ref, []) and reward == ref_reward
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=1500)
 @given(boards(20), st.integers(0, 3))
 def test_wide_2048_moves_match_reference(codes, direction):
     after, reward = py_wide_move("2048", wide_from_codes(codes), direction)
@@ -56,7 +56,6 @@ def test_2048_merges_32768_and_65536_pairs():
     assert wide_to_codes(after)[:4] == [16, 17, 0, 0] and reward == 65536 + 131072
 
 
-@settings(deadline=None)
 @given(boards(31))
 def test_symmetries_on_both_words(codes):
     g = np.array(codes).reshape(4, 4)

@@ -23,7 +23,7 @@ def clamped_index(codes, cells, clamp):
     return sum(min(codes[c], clamp) * (clamp + 1) ** i for i, c in enumerate(cells))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(codes16)
 def test_clamped_indices_match_reference(codes):
     spec = parse_network("012345,45689a,3c", clamp=21)
@@ -35,7 +35,7 @@ def test_clamped_indices_match_reference(codes):
     assert spec.table_sizes == [22**6, 22**6, 22**2]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(codes16)
 def test_value_equal_on_symmetric_wide_boards(codes):
     net = Network(parse_network("0123,4567,0145", clamp=18), game="2584")

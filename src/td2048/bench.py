@@ -12,20 +12,27 @@ from td2048.learn import Player
 from td2048.network import Network, parse_network
 
 
-def _timed_blocks(player: Player, seconds: float, mode: str, alpha: float, block: int) -> tuple[int, float]:
-    moves, elapsed = 0, 0.0
-    while elapsed < seconds:
-        result = player.run(block, mode, alpha)
+def _timed_blocks(player: Player, seconds: float | None, episodes: int | None, mode: str, alpha: float,
+                  block: int) -> tuple[int, float]:
+    """Blocks of episodes until ``seconds`` have passed, or exactly ``episodes`` episodes: (moves, seconds)."""
+    moves, elapsed, played = 0, 0.0, 0
+    while (elapsed < seconds) if episodes is None else (played < episodes):
+        n = block if episodes is None else min(block, episodes - played)
+        result = player.run(n, mode, alpha)
         moves += int(result.moves.sum())
         elapsed += result.seconds
+        played += n
     return moves, elapsed
 
 
-def benchmark(network: str = "4x6", seconds: float = 5.0, isomorphisms: int | None = None, seed: int = 0,
+def benchmark(network: str = "4x6", seconds: float | None = 5.0, isomorphisms: int | None = None, seed: int = 0,
               update: str = "backward", block: int = DEFAULT_BLOCK, memory_limit: int = DEFAULT_MEMORY_LIMIT,
               weights: str | None = None, threads: int = 1, game: str = "2048", clamp: int | None = None,
-              cells: int | None = None, method: str = "afterstate") -> dict:
+              cells: int | None = None, method: str = "afterstate", episodes: int | None = None) -> dict:
     """Train for ``seconds``, then play (no updates) with the weights so trained for ``seconds``.
+
+    With ``episodes``: train exactly that many episodes, then play as many: the same work as
+    another program's "train N episodes from zero, then test N" (benchmarks/compare.py).
 
     Episodes run in blocks of ``block`` (the training default), as ``td2048 train`` runs them; with
     several threads the weight copies are merged every 0.25 s, as in training (td2048.kernels.merge).
@@ -57,9 +64,9 @@ def benchmark(network: str = "4x6", seconds: float = 5.0, isomorphisms: int | No
     alloc_s = time.perf_counter() - start
 
     player = Player(net, seed=seed, threads=threads)
-    train_moves, train_s = _timed_blocks(player, seconds, update, 0.1, block)
+    train_moves, train_s = _timed_blocks(player, seconds, episodes, update, 0.1, block)
     player.merge()
-    test_moves, test_s = _timed_blocks(player, seconds, "play", 0.0, block)
+    test_moves, test_s = _timed_blocks(player, seconds, episodes, "play", 0.0, block)
     return {
         "game": game,
         "cells": 5 if net.wide else 4,
@@ -70,6 +77,7 @@ def benchmark(network: str = "4x6", seconds: float = 5.0, isomorphisms: int | No
         "update": update,
         "method": method,
         "threads": threads,
+        "episodes": episodes,
         "train_moves_per_s": round(train_moves / train_s, 1),
         "test_moves_per_s": round(test_moves / test_s, 1),
         "train_moves": train_moves,

@@ -20,6 +20,7 @@ for each network.
 
 from __future__ import annotations
 
+import mmap
 import re
 from dataclasses import dataclass
 
@@ -52,13 +53,29 @@ PRESETS: dict[str, tuple[tuple[str, ...], int]] = {
 }
 
 CACHE_LINE = 64
+HUGE_PAGE = 2 << 20
 
 
 def aligned_bytes(size: int, zeroed: bool = True) -> np.ndarray:
-    """``size`` bytes starting on a 64-byte cache line (NumPy's large arrays start 16 bytes into a page).
+    """``size`` bytes for weights: on a 64-byte cache line, and in 2 MiB huge pages when large.
 
     Weights start on a line so that merging thread copies moves chunks of 32 weights as two
-    cache lines, not three."""
+    cache lines, not three. Tables of 2 MiB and more are read at random: with 4 KiB pages
+    nearly every read of a 4x6 network (256 MiB) also misses the TLB, so large buffers are
+    mapped anonymously and advised for transparent huge pages (``MADV_HUGEPAGE``; these
+    machines run THP in ``madvise`` mode, where NumPy's own allocations never get them). The
+    advice must come before the pages are first touched: the kernel zeroes them on the first
+    write, in 2 MiB pages. They are all touched here, as a C++ program's zeroing ``new[]()`` does:
+    a first touch can be slow (0.5 s for 256 MiB in a fresh process on the development machine),
+    and it belongs to allocating, not to the first episodes. The buffer is zeroed either way."""
+    if size >= HUGE_PAGE and hasattr(mmap, "MADV_HUGEPAGE"):
+        area = mmap.mmap(-1, size + HUGE_PAGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        raw = np.frombuffer(area, np.uint8)
+        start = -raw.ctypes.data % HUGE_PAGE
+        area.madvise(mmap.MADV_HUGEPAGE, start, size - size % mmap.PAGESIZE)
+        weights = raw[start:start + size]
+        weights[::mmap.PAGESIZE] = 0  # fault every page in now, not in the first timed episodes
+        return weights
     raw = (np.zeros if zeroed else np.empty)(size + CACHE_LINE, np.uint8)
     start = -raw.ctypes.data % CACHE_LINE
     return raw[start:start + size]
@@ -299,9 +316,9 @@ class Network:
 
     def feature_indices(self, board: int) -> np.ndarray:
         """Flat weight indices read for ``board``: isomorphism-major, then tuple."""
-        out = np.zeros(self.spec.n_features, np.uint64)
-        self.kernels.feature_indices(self._board(board), out)
-        return out
+        out = np.zeros((1, self.spec.n_features), np.uint64)
+        self.kernels.feature_indices(self._board(board), out, 0)
+        return out[0]
 
     def td_update(self, board: int, target: float, alpha: float) -> float:
         """One TD step with the learning rate split over all features; returns the new V(board)."""

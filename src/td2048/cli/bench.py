@@ -18,7 +18,8 @@ from td2048.network import METHODS
 HELP = "measure training and testing speed (moves/s)"
 DESCRIPTION = """\
 Measure moves per second (one thread unless --threads): first training from zero weights for --seconds,
-then playing without updates with the weights just trained for --seconds. The kernels are
+then playing without updates with the weights just trained for --seconds. With --episodes N: training
+exactly N episodes, then playing N (the same work as TDL2048+'s `-t N/1000 -e N/1000`). The kernels are
 compiled (or loaded from Numba's cache) before timing; compile_s says how long that took.
 """
 
@@ -27,6 +28,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_game_argument(p)
     add_network_arguments(p)
     p.add_argument("--seconds", type=positive_float_arg, default=5.0, help="seconds for each measure (default 5)")
+    p.add_argument("--episodes", type=positive_int_arg, default=None,
+                   help="train exactly this many episodes, then test as many (instead of --seconds)")
     p.add_argument("--update", choices=("backward", "forward"), default="backward",
                    help="update mode while training (default backward)")
     p.add_argument("--method", choices=METHODS, default="afterstate",
@@ -42,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     result = benchmark(args.network, args.seconds, isomorphisms=args.isomorphisms, seed=args.seed,
                        update=args.update, memory_limit=args.memory_limit,
                        weights=args.weights, threads=args.threads, game=args.game, clamp=args.clamp,
-                       cells=args.cells, method=args.method)
+                       cells=args.cells, method=args.method, episodes=args.episodes)
     if args.json:
         print(json.dumps(result))
     else:

@@ -80,25 +80,10 @@ def index_code(spec: NetworkSpec, wide: bool) -> tuple[list[str], list[str]]:
     return lines, indices
 
 
-def _tuple_functions(spec: NetworkSpec, tracked: bool, wide: bool) -> str:
+def _tuple_functions(spec: NetworkSpec, wide: bool) -> str:
     reads, indices = index_code(spec, wide)
-    lines = ["@njit(inline='always')", "def tuples_value(w, x):",
-             '    """Sum of every tuple\'s weight on board x."""', *reads]
-    lines.append("    v = np.float64(w[" + indices[0] + "])")
-    lines += [f"    v += w[{ix}]" for ix in indices[1:]]
-    lines += ["    return v", "", "", "@njit(inline='always')", "def tuples_add(w, dirty, x, u):",
-              '    """Add u to every tuple\'s weight on board x; the sum of the new weights.'
-              + (' Flags the changed regions in dirty."""' if tracked else ' (dirty: unused here)"""'), *reads]
-    lines += [f"    i{k} = {ix}" for k, ix in enumerate(indices)]
-    lines.append("    v = 0.0")
-    for k in range(len(indices)):
-        lines += [f"    w[i{k}] += u", f"    v += w[i{k}]"]
-    if tracked:  # after the weights: a flag store between them would hold up the next weight's load
-        lines += [f"    dirty[i{k} >> U64(DIRTY_SHIFT)] |= U8(1) << U8((i{k} >> U64(CHUNK_SHIFT)) & U64(7))"
-                  for k in range(len(indices))]
-    lines.append("    return v")
-    lines += ["", "", "@njit(inline='always')", "def tuples_index_tuple(x):",
-              '    """Every tuple\'s flat index on board x, as a tuple."""', *reads]
+    lines = ["@njit(inline='always')", "def tuples_index_tuple(x):",
+             '    """Every tuple\'s flat index on board x, as a tuple."""', *reads]
     lines.append("    return (" + ", ".join(indices) + ",)")
     return "\n".join(lines)
 
@@ -166,14 +151,62 @@ def load_board(path, i):
     return (path[i, 0], path[i, 1])"""
 
 
-_NO_EXPECTATION = """@njit
+_NO_EXPECTATION = """@njit(inline='always')
+def expected_value_of(w, b, x, r):
+    return 0.0  # afterstate networks never take an expectation
+
+
+@njit
 def expected_value(w, b):
-    return 0.0  # afterstate networks never take an expectation"""
+    return 0.0"""
 
 
-def _symmetric_sum(function: str, n_iso: int, extra: str = "", state: str = "w") -> str:
-    calls = [f"{function}({state}, {expr}{extra})" for expr in _SYMMETRY_EXPRESSIONS[:n_iso]]
-    return "\n        + ".join(calls)
+def _feature_functions(spec: NetworkSpec, tracked: bool) -> str:
+    """Source of the functions on a board's feature indices: a row ``x`` of N_FEATURES flat indices.
+
+    A move writes each candidate afterstate's indices once into a row of a scratch array
+    (``feature_indices``: 8 symmetric boards, each tuple one shift and mask per run of cells),
+    asks for their cache lines (``prefetch_indices``), reads its value from them
+    (``value_of``) and, for the move it makes, updates the weights from the same row
+    (``update_of``). The sums go in a fixed order, isomorphism by isomorphism, so results are
+    the same bit for bit however a value is reached. (Rows of an array, not tuples: Numba
+    compiles 32-wide tuples passed between inlined functions several times slower.)
+    """
+    n_tuples, n_iso = len(spec.tuples), spec.isomorphisms
+    groups = [[k * n_tuples + t for t in range(n_tuples)] for k in range(n_iso)]
+    lines = ["@njit(inline='always')", "def feature_indices(b, out, r):",
+             '    """Write the flat weight index of every feature of b into row r of out (isomorphism-major)."""']
+    if n_iso > 1:
+        lines += ["    m = mirror(b)", "    f = flip(b)", "    mf = mirror(f)"]
+    for k, expr in enumerate(_SYMMETRY_EXPRESSIONS[:n_iso]):
+        lines.append(f"    {', '.join(f'i{f}' for f in groups[k])}, = tuples_index_tuple({expr})")
+    lines += [f"    out[r, {f}] = i{f}" for f in range(spec.n_features)]
+    lines += ["", "", "@njit(inline='always')", "def prefetch_indices(w, x, r):",
+              '    """Ask for the cache line of every feature weight, without waiting for them."""',
+              "    for f in range(N_FEATURES):", "        prefetch_read(w, x[r, f])"]
+    lines += ["", "", "@njit(inline='always')", "def value_of(w, x, r):",
+              '    """V from the feature indices: the sum of their weights."""']
+    for k, group in enumerate(groups):
+        lines.append(f"    s{k} = np.float64(w[x[r, {group[0]}]])" + "".join(f" + w[x[r, {f}]]" for f in group[1:]))
+    lines += ["    return " + " + ".join(f"s{k}" for k in range(n_iso)), "", ""]
+    lines += ["@njit(inline='always')", "def update_of(w, dirty, x, r, target, alpha_split):",
+              '    """Move V toward target: every feature weight gets alpha_split * (target - V).',
+              "",
+              "    Returns V after the update: the sum of the new weights, each read right after its add",
+              "    (the course demo's rule; a weight that two symmetric boards share moves twice).",
+              "    ``dirty`` marks the changed chunks in tracked kernels (see td2048.kernels.merge).",
+              '    """',
+              "    u = np.float32(alpha_split * (target - value_of(w, x, r)))"]
+    for k, group in enumerate(groups):
+        lines.append(f"    s{k} = 0.0")
+        for f in group:
+            lines += [f"    i = x[r, {f}]", "    w[i] += u", f"    s{k} += w[i]"]
+        if tracked:  # after the weights: a flag store between them would hold up the next weight's load
+            flag = "    dirty[i >> U64(DIRTY_SHIFT)] |= U8(1) << U8((i >> U64(CHUNK_SHIFT)) & U64(7))"
+            for f in group:
+                lines += [f"    i = x[r, {f}]", flag]
+    lines.append("    return " + " + ".join(f"s{k}" for k in range(n_iso)))
+    return "\n".join(lines)
 
 
 def symmetric_cells() -> list[list[int]]:
@@ -197,13 +230,10 @@ def _expectation_function(spec: NetworkSpec) -> str:
     n_tuples, n_iso = len(spec.tuples), spec.isomorphisms
     top = spec.values_per_cell - 1
     steps = (min(1, top), min(2, top))  # index steps of a new tile of code 1 and code 2 (clamped)
-    lines = ["@njit", "def expected_value(w, b):",
-             '    """E[V(b + new tile)]: the mean over empty cells of 0.9 V(tile 1 there) + 0.1 V(tile 2)."""']
-    if n_iso > 1:
-        lines += ["    m = mirror(b)", "    f = flip(b)", "    mf = mirror(f)"]
-    for k, expr in enumerate(_SYMMETRY_EXPRESSIONS[:n_iso]):
-        names = ", ".join(f"i{k * n_tuples + t}" for t in range(n_tuples))
-        lines.append(f"    {names}, = tuples_index_tuple({expr})")
+    lines = ["@njit(inline='always')", "def expected_value_of(w, b, x, r):",
+             '    """E[V(b + new tile)]: the mean over empty cells of 0.9 V(tile 1 there) + 0.1 V(tile 2);',
+             '    x: the feature indices of b."""']
+    lines += [f"    i{f} = x[r, {f}]" for f in range(spec.n_features)]
     lines.append("    base = np.float64(w[i0])" + "".join(f" + w[i{f}]" for f in range(1, spec.n_features)))
     lines += ["    empty = empty_mask(b)", "    n = 0", "    gain = 0.0"]
     maps = symmetric_cells()
@@ -221,6 +251,8 @@ def _expectation_function(spec: NetworkSpec) -> str:
                       f"        d2 += w[i{feature} + U64({steps[1] * place})] - o"]
         lines.append("        gain += (1.0 - P_SECOND_TILE) * d1 + P_SECOND_TILE * d2")
     lines.append("    return base + gain / n if n > 0 else base")
+    lines += ["", "", "@njit", "def expected_value(w, b):", "    x = np.empty((1, N_FEATURES), np.uint64)",
+              "    feature_indices(b, x, 0)", "    return expected_value_of(w, b, x, 0)"]
     return "\n".join(lines)
 
 
@@ -236,7 +268,6 @@ def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False
     body = _EPISODE_SOURCE.read_text()
     body = body[body.index(_BODY_MARKER):]
     cells = " ".join("".join(f"{c:x}" for c in t) for t in spec.tuples)
-    prelude = "    m = mirror(b)\n    f = flip(b)\n    mf = mirror(f)\n" if spec.isomorphisms > 1 else ""
     variant = (", 5-bit cells" if wide else "") + (f", clamp {spec.clamp}" if spec.clamp is not None else "") \
         + (", tracking changed regions" if tracked else "") + (", state values" if state_values else "")
     what = f"{spec.name}: tuples {cells}, {spec.isomorphisms} isomorphisms{variant}"
@@ -249,7 +280,7 @@ td2048 sources compiled in: {_fingerprint()}
 import numpy as np
 
 from td2048.config import njit
-from td2048.kernels.merge import CHUNK_SHIFT, DIRTY_SHIFT
+from td2048.kernels.merge import CHUNK_SHIFT, DIRTY_SHIFT, NO_TRACKING, prefetch_read
 from td2048.rng import below, uniform
 {_WIDE_BOARD if wide else _NARROW_BOARD}
 
@@ -261,30 +292,26 @@ WIDE = {wide}
 STATE_VALUES = {state_values}
 
 
-{_tuple_functions(spec, tracked, wide)}
+{_tuple_functions(spec, wide)}
+
+
+{_feature_functions(spec, tracked)}
 
 
 @njit
 def value(w, b):
-    """V(b): every tuple on each of the {spec.isomorphisms} symmetric boards."""
-{prelude}    return ({_symmetric_sum("tuples_value", spec.isomorphisms)})
+    """V(b): every tuple on each of the {spec.isomorphisms} symmetric boards (for tests and tools)."""
+    x = np.empty((1, N_FEATURES), np.uint64)
+    feature_indices(b, x, 0)
+    return value_of(w, x, 0)
 
 
 @njit
-def add_to_features(w, dirty, b, u):
-    """Add u to every feature weight of b; V(b) as read after each add (the course demo's rule)."""
-    u = np.float32(u)
-{prelude}    return ({_symmetric_sum("tuples_add", spec.isomorphisms, ", u", "w, dirty")})
-
-
-@njit
-def feature_indices(b, out):
-    """The flat weight index of every feature of b, isomorphism-major (for tests and tools)."""
-{prelude}    syms = ({", ".join(_SYMMETRY_EXPRESSIONS[:spec.isomorphisms])},)
-    for s in range(N_ISO):
-        indices = tuples_index_tuple(syms[s])
-        for t in range(N_TUPLES):
-            out[s * N_TUPLES + t] = indices[t]
+def td_update(w, dirty, b, target, alpha_split):
+    """Move V(b) toward target (see update_of); returns V(b) after the update (for tests and tools)."""
+    x = np.empty((1, N_FEATURES), np.uint64)
+    feature_indices(b, x, 0)
+    return update_of(w, dirty, x, 0, target, alpha_split)
 
 
 {_expectation_function(spec) if state_values else _NO_EXPECTATION}

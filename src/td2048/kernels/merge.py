@@ -78,22 +78,29 @@ BATCH = 2048  # chunks listed before they are merged
 AHEAD = 8  # chunks between a chunk's prefetch and its merge (4, 16 and 32 measured slower)
 
 
-@intrinsic
-def prefetch_write(typingctx, array, index):
-    """Ask for the cache line of array[index], to be written soon (LLVM's llvm.prefetch; Numba has none).
+def _prefetch_intrinsic(for_write: int):
+    """An intrinsic ``(array, index)`` that asks for the cache line of array[index] (LLVM's llvm.prefetch;
+    Numba has none). ``for_write`` 1 compiles to prefetchw, 0 to a plain prefetch into every level."""
+    def prefetch(typingctx, array, index):
+        def codegen(context, builder, signature, args):
+            data = context.make_array(signature.args[0])(context, builder, args[0]).data
+            address = builder.gep(data, [args[1]])
+            i32 = ir.IntType(32)
+            function = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(ir.VoidType(), [address.type, i32, i32, i32]), "llvm.prefetch.p0")
+            # (read 0 / write 1, 3: keep in every cache level, 1: the data cache)
+            builder.call(function, [address, ir.Constant(i32, for_write), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+            return context.get_dummy_value()
 
-    Kept in this module: Numba's cache of the merge kernels is invalidated by changes of this file only."""
-    def codegen(context, builder, signature, args):
-        data = context.make_array(signature.args[0])(context, builder, args[0]).data
-        address = builder.gep(data, [args[1]])
-        i32 = ir.IntType(32)
-        function = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(ir.VoidType(), [address.type, i32, i32, i32]), "llvm.prefetch.p0")
-        # 1: for a write (prefetchw); 3: keep in every cache level; 1: the data cache
-        builder.call(function, [address, ir.Constant(i32, 1), ir.Constant(i32, 3), ir.Constant(i32, 1)])
-        return context.get_dummy_value()
+        return types.void(array, index), codegen
 
-    return types.void(array, index), codegen
+    return intrinsic(prefetch)
+
+
+# Kept in this module: Numba's cache of the merge kernels is invalidated by changes of this file only
+# (the generated network kernels fingerprint it too).
+prefetch_write = _prefetch_intrinsic(1)  # ask for a line that will be written soon
+prefetch_read = _prefetch_intrinsic(0)  # ask for a line that will be read soon
 
 
 def dirty_size(n_weights: int) -> int:

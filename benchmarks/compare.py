@@ -1,0 +1,131 @@
+"""Side by side: td2048 and a reference program (TDL2048+) on the same work, interleaved.
+
+    python benchmarks/compare.py --reference /tmp/tdl/2048            # 2x4 8x4 4x5 4x6 8x6, 1 and 2 threads
+    python benchmarks/compare.py --reference /tmp/tdl/2048 --networks 4x6 --threads 1 --rounds 5
+    python benchmarks/compare.py                                       # td2048's figures only
+
+The work: a network trained from zero weights for --episodes episodes, then played (no learning) for
+as many; training moves/s and testing moves/s of each program. td2048 runs `td2048 bench --episodes N`
+in a fresh process; the reference runs `2048 -n NAMEpatt -t T x N/T -e T x N/T -% -s SEED [-p T]`, so
+that each of its T workers gets one equal block. Rounds alternate which program goes first, so
+that the drift of a shared machine falls on both; each figure is the median over rounds, with the
+range, and each ratio is td2048 / reference per round (median and range). Timings depend on the
+machine and the hour: only ratios measured in one run mean anything.
+
+--update picks td2048's update mode against the reference's training mode of the same kind:
+`forward` against its default online TD(0) (`optimize`), `backward` (td2048's default) against
+`-tt backward`; `both` measures both.
+
+The reference is not part of td2048: build TDL2048+ from its own source with its own makefile and
+point --reference at the `2048` binary it makes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import platform
+import re
+import statistics
+import subprocess
+import sys
+
+REFERENCE_NAMES = {"2x4": "2x4patt", "8x4": "8x4patt", "4x5": "4x5patt", "4x6": "4x6patt", "5x6": "5x6patt",
+                   "6x6": "6x6patt", "7x6": "7x6patt", "8x6": "8x6patt"}
+SUMMARY = re.compile(r"^summary\s+\d+ms\s+([0-9.]+)ops", re.MULTILINE)
+
+
+def run_td2048(network: str, episodes: int, threads: int, update: str, seed: int) -> tuple[float, float]:
+    cmd = [sys.executable, "-m", "td2048.cli", "bench", "--network", network, "--episodes", str(episodes),
+           "--threads", str(threads), "--update", update, "--seed", str(seed), "--json"]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    result = json.loads(out.stdout)
+    return result["train_moves_per_s"], result["test_moves_per_s"]
+
+
+def run_reference(binary: str, network: str, episodes: int, threads: int, update: str,
+                  seed: int) -> tuple[float, float]:
+    blocks = f"{threads}x{episodes // threads}"  # one equal block per worker
+    cmd = [binary, "-n", REFERENCE_NAMES[network], "-t", blocks, "-e", blocks, "-%", "-s", str(seed)]
+    if threads > 1:
+        cmd += ["-p", str(threads)]
+    if update == "backward":
+        cmd += ["-tt", "backward"]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    speeds = [float(x) for x in SUMMARY.findall(out.stdout)]
+    if len(speeds) != 2:
+        raise SystemExit(f"compare.py: no train and test summary in the output of {' '.join(cmd)}")
+    return speeds[0], speeds[1]
+
+
+def machine() -> str:
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = re.search(r"model name\s*:\s*(.*)", f.read()).group(1)
+    except (OSError, AttributeError):
+        pass
+    import os
+    return f"{model}, {os.cpu_count()} cores, {datetime.date.today().isoformat()}"
+
+
+def spread(values: list[float], scale: float = 1.0, fmt: str = "{:.2f}") -> str:
+    """The median, then the range in brackets."""
+    med, lo, hi = statistics.median(values) / scale, min(values) / scale, max(values) / scale
+    return f"{fmt.format(med)} ({fmt.format(lo)}-{fmt.format(hi)})"
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--reference", metavar="PATH", help="a TDL2048+ `2048` binary built from its source")
+    p.add_argument("--networks", nargs="+", default=["2x4", "8x4", "4x5", "4x6", "8x6"], choices=REFERENCE_NAMES)
+    p.add_argument("--threads", nargs="+", type=int, default=[1, 2])
+    p.add_argument("--update", choices=("backward", "forward", "both"), default="both")
+    p.add_argument("--episodes", type=int, default=6000, help="episodes of training, then of testing (default 6000)")
+    p.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
+    p.add_argument("--seed", type=int, default=1)
+    args = p.parse_args()
+    updates = ["forward", "backward"] if args.update == "both" else [args.update]
+    cases = [(n, t, u) for n in args.networks for t in args.threads for u in updates]
+    figures = {case: {"td": [], "ref": []} for case in cases}
+    print(f"# {machine()}; {args.episodes} episodes trained from zero, then {args.episodes} tested; "
+          f"{args.rounds} rounds", flush=True)
+    for r in range(args.rounds):
+        for case in cases:
+            network, threads, update = case
+            seed = args.seed + r
+            runs = [("td", run_td2048, (network, args.episodes, threads, update, seed))]
+            if args.reference:
+                runs.append(("ref", run_reference, (args.reference, network, args.episodes, threads, update, seed)))
+                if r % 2:
+                    runs.reverse()
+            for who, call, call_args in runs:
+                figures[case][who].append(call(*call_args))
+            line = " ".join(f"{who} {tr / 1e6:.2f}M/{te / 1e6:.2f}M" for who in ("td", "ref")
+                            for tr, te in figures[case][who][-1:])
+            print(f"# round {r + 1}: {network} {threads} thread(s) {update}: {line}", file=sys.stderr, flush=True)
+
+    header = "| network | threads | training | td2048 train / test moves/s (M) |"
+    rule = "|---|---|---|---|"
+    if args.reference:
+        header += " TDL2048+ train / test (M) | ratio train | ratio test |"
+        rule += "---|---|---|"
+    print(header)
+    print(rule)
+    for case in cases:
+        network, threads, update = case
+        td = figures[case]["td"]
+        row = f"| {network} | {threads} | {update} | {spread([t for t, _ in td], 1e6)} / " \
+              f"{spread([s for _, s in td], 1e6)} |"
+        if args.reference:
+            ref = figures[case]["ref"]
+            row += f" {spread([t for t, _ in ref], 1e6)} / {spread([s for _, s in ref], 1e6)} |"
+            row += f" {spread([a[0] / b[0] for a, b in zip(td, ref)])} |"
+            row += f" {spread([a[1] / b[1] for a, b in zip(td, ref)])} |"
+        print(row, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
