@@ -80,14 +80,6 @@ def index_code(spec: NetworkSpec, wide: bool) -> tuple[list[str], list[str]]:
     return lines, indices
 
 
-def _tuple_functions(spec: NetworkSpec, wide: bool) -> str:
-    reads, indices = index_code(spec, wide)
-    lines = ["@njit(inline='always')", "def tuples_index_tuple(x):",
-             '    """Every tuple\'s flat index on board x, as a tuple."""', *reads]
-    lines.append("    return (" + ", ".join(indices) + ",)")
-    return "\n".join(lines)
-
-
 _NARROW_BOARD = """from td2048.games.bitboard import U64, empty_mask, flip, max_code, mirror, transpose
 from td2048.games.game2048 import P_FOUR as P_SECOND_TILE
 from td2048.games.game2048 import move, new_game, spawn_tile
@@ -161,7 +153,7 @@ def expected_value(w, b):
     return 0.0"""
 
 
-def _feature_functions(spec: NetworkSpec, tracked: bool) -> str:
+def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool) -> str:
     """Source of the functions on a board's feature indices: a row ``x`` of N_FEATURES flat indices.
 
     A move writes each candidate afterstate's indices once into a row of a scratch array
@@ -178,9 +170,10 @@ def _feature_functions(spec: NetworkSpec, tracked: bool) -> str:
              '    """Write the flat weight index of every feature of b into row r of out (isomorphism-major)."""']
     if n_iso > 1:
         lines += ["    m = mirror(b)", "    f = flip(b)", "    mf = mirror(f)"]
-    for k, expr in enumerate(_SYMMETRY_EXPRESSIONS[:n_iso]):
-        lines.append(f"    {', '.join(f'i{f}' for f in groups[k])}, = tuples_index_tuple({expr})")
-    lines += [f"    out[r, {f}] = i{f}" for f in range(spec.n_features)]
+    reads, indices = index_code(spec, wide)
+    for k, expr in enumerate(_SYMMETRY_EXPRESSIONS[:n_iso]):  # written out: an inlined call per board compiles slowly
+        lines += [f"    x = {expr}", *reads]
+        lines += [f"    out[r, {f}] = {index}" for f, index in zip(groups[k], indices, strict=True)]
     lines += ["", "", "@njit(inline='always')", "def prefetch_indices(w, x, r):",
               '    """Ask for the cache line of every feature weight, without waiting for them."""',
               "    for f in range(N_FEATURES):", "        prefetch_read(w, x[r, f])"]
@@ -252,7 +245,7 @@ def _expectation_function(spec: NetworkSpec) -> str:
         lines.append("        gain += (1.0 - P_SECOND_TILE) * d1 + P_SECOND_TILE * d2")
     lines.append("    return base + gain / n if n > 0 else base")
     lines += ["", "", "@njit", "def expected_value(w, b):", "    x = np.empty((1, N_FEATURES), np.uint64)",
-              "    feature_indices(b, x, 0)", "    return expected_value_of(w, b, x, 0)"]
+              "    index_row(b, x, 0)", "    return expected_value_of(w, b, x, 0)"]
     return "\n".join(lines)
 
 
@@ -292,26 +285,41 @@ WIDE = {wide}
 STATE_VALUES = {state_values}
 
 
-{_tuple_functions(spec, wide)}
-
-
-{_feature_functions(spec, tracked)}
+{_feature_functions(spec, tracked, wide)}
 
 
 @njit
 def value(w, b):
     """V(b): every tuple on each of the {spec.isomorphisms} symmetric boards (for tests and tools)."""
     x = np.empty((1, N_FEATURES), np.uint64)
-    feature_indices(b, x, 0)
-    return value_of(w, x, 0)
+    index_row(b, x, 0)
+    return value_row(w, x, 0)
+
+
+@njit
+def index_row(b, x, r):
+    """feature_indices, not inlined: for the callers off the hot path (each inlined copy costs compile time)."""
+    feature_indices(b, x, r)
+
+
+@njit
+def value_row(w, x, r):
+    """value_of, not inlined (see index_row)."""
+    return value_of(w, x, r)
+
+
+@njit
+def update_row(w, dirty, x, r, target, alpha_split):
+    """update_of, not inlined (see index_row)."""
+    return update_of(w, dirty, x, r, target, alpha_split)
 
 
 @njit
 def td_update(w, dirty, b, target, alpha_split):
     """Move V(b) toward target (see update_of); returns V(b) after the update (for tests and tools)."""
     x = np.empty((1, N_FEATURES), np.uint64)
-    feature_indices(b, x, 0)
-    return update_of(w, dirty, x, 0, target, alpha_split)
+    index_row(b, x, 0)
+    return update_row(w, dirty, x, 0, target, alpha_split)
 
 
 {_expectation_function(spec) if state_values else _NO_EXPECTATION}

@@ -144,7 +144,7 @@ def play_from(table, w, dirty, rng, mode, params, path_after, path_steps, board,
     capacity = path_after.shape[0]
     work = scratch()
     xs = work[0]
-    feature_indices(previous, xs, 12)
+    index_row(previous, xs, 12)
     previous_row = 12  # the row of the last afterstate's feature indices
     bank = 0
     pending = False  # forward TD: the update of the afterstate before last, made in the next select_move
@@ -153,7 +153,7 @@ def play_from(table, w, dirty, rng, mode, params, path_after, path_steps, board,
     while True:
         if needs_wide(board):
             if pending:
-                update_of(w, dirty, xs, pending_row, pending_target, alpha_split)
+                update_row(w, dirty, xs, pending_row, pending_target, alpha_split)
             return score, steps, board, previous, True
         d, after, reward, after_value = select_move(table, w, dirty, board, work, bank, pending, pending_row,
                                                     pending_target, alpha_split)
@@ -167,7 +167,7 @@ def play_from(table, w, dirty, rng, mode, params, path_after, path_steps, board,
                 after = e_after
                 reward = e_reward
                 if mode == FORWARD and not STATE_VALUES:
-                    after_value = value_of(w, xs, 4 * bank + d)
+                    after_value = value_row(w, xs, 4 * bank + d)
         if mode == FORWARD and steps > 0 and not STATE_VALUES:
             pending = True
             pending_row = previous_row
@@ -198,7 +198,7 @@ def play_from(table, w, dirty, rng, mode, params, path_after, path_steps, board,
             store_board(path_after, steps, board)
             backward_updates(w, dirty, params, path_after, path_steps, steps + 1, xs)
     elif mode == FORWARD and steps > 0:
-        update_of(w, dirty, xs, previous_row, 0.0, alpha_split)
+        update_row(w, dirty, xs, previous_row, 0.0, alpha_split)
     elif mode == BACKWARD:
         backward_updates(w, dirty, params, path_after, path_steps, steps, xs)
     return score, steps, board, previous, False
@@ -222,14 +222,14 @@ def backward_updates(w, dirty, params, path_after, path_steps, steps, xs):
     n = np.int64(params[2])
     target = 0.0
     # each update's feature indices are computed, and its weights asked for, two updates ahead
-    # (rows t % 3 of xs)
-    for t in range(max(steps - 2, 0), steps):
-        feature_indices(load_board(path_after, t), xs, t % 3)
-        prefetch_indices(w, xs, t % 3)
-    for t in range(steps - 1, -1, -1):
-        if t >= 2:
-            feature_indices(load_board(path_after, t - 2), xs, (t - 2) % 3)
-            prefetch_indices(w, xs, (t - 2) % 3)
+    # (rows t % 3 of xs); one loop, so that the inlined kernels appear once
+    for ahead in range(steps - 1, -3, -1):
+        if ahead >= 0:
+            feature_indices(load_board(path_after, ahead), xs, ahead % 3)
+            prefetch_indices(w, xs, ahead % 3)
+        t = ahead + 2
+        if t >= steps:
+            continue
         updated = update_of(w, dirty, xs, t % 3, target, alpha_split)
         if STATE_VALUES and t == steps - 1:
             updated = 0.0
