@@ -34,38 +34,63 @@ ROW_MASK = U64(0xFFFF)
 LOW_NIBBLES = U64(0x1111111111111111)
 
 
+# literal constants as globals: Numba takes them as compile-time constants, while each U64(...)
+# call is typed again wherever an inlined function lands (a large share of compile time)
+_MF0F00000F0F0 = U64(0x0000F0F00000F0F0)
+_MF0F00000F0F0000 = U64(0x0F0F00000F0F0000)
+_MF0F00F0FF0F00F0F = U64(0xF0F00F0FF0F00F0F)
+_MF0F0F0F0F0F0F0F = U64(0x0F0F0F0F0F0F0F0F)
+_MF0F0F0F0F0F0F0F0 = U64(0xF0F0F0F0F0F0F0F0)
+_MFF00FF00 = U64(0x00000000FF00FF00)
+_MFF00FF00000000 = U64(0x00FF00FF00000000)
+_MFF00FF0000FF00FF = U64(0xFF00FF0000FF00FF)
+_MFF00FF00FF00FF = U64(0x00FF00FF00FF00FF)
+_MFF00FF00FF00FF00 = U64(0xFF00FF00FF00FF00)
+_MFFFF0000FFFF = U64(0x0000FFFF0000FFFF)
+_MFFFF0000FFFF0000 = U64(0xFFFF0000FFFF0000)
+_U1 = U64(1)
+_U12 = U64(12)
+_U16 = U64(16)
+_U2 = U64(2)
+_U24 = U64(24)
+_U32 = U64(32)
+_U4 = U64(4)
+_U60 = U64(60)
+_U8 = U64(8)
+
+
 @njit(inline="always")
 def transpose(x):
     """Reflect across the main diagonal: cell (r, c) goes to (c, r)."""
-    a1 = x & U64(0xF0F00F0FF0F00F0F)
-    a2 = x & U64(0x0000F0F00000F0F0)
-    a3 = x & U64(0x0F0F00000F0F0000)
-    a = a1 | (a2 << U64(12)) | (a3 >> U64(12))
-    b1 = a & U64(0xFF00FF0000FF00FF)
-    b2 = a & U64(0x00FF00FF00000000)
-    b3 = a & U64(0x00000000FF00FF00)
-    return b1 | (b2 >> U64(24)) | (b3 << U64(24))
+    a1 = x & _MF0F00F0FF0F00F0F
+    a2 = x & _MF0F00000F0F0
+    a3 = x & _MF0F00000F0F0000
+    a = a1 | (a2 << _U12) | (a3 >> _U12)
+    b1 = a & _MFF00FF0000FF00FF
+    b2 = a & _MFF00FF00000000
+    b3 = a & _MFF00FF00
+    return b1 | (b2 >> _U24) | (b3 << _U24)
 
 
 @njit(inline="always")
 def mirror(x):
     """Reverse each row: cell (r, c) goes to (r, 3 - c)."""
-    x = ((x & U64(0x0F0F0F0F0F0F0F0F)) << U64(4)) | ((x & U64(0xF0F0F0F0F0F0F0F0)) >> U64(4))
-    return ((x & U64(0x00FF00FF00FF00FF)) << U64(8)) | ((x & U64(0xFF00FF00FF00FF00)) >> U64(8))
+    x = ((x & _MF0F0F0F0F0F0F0F) << _U4) | ((x & _MF0F0F0F0F0F0F0F0) >> _U4)
+    return ((x & _MFF00FF00FF00FF) << _U8) | ((x & _MFF00FF00FF00FF00) >> _U8)
 
 
 @njit(inline="always")
 def flip(x):
     """Reverse the order of the rows: cell (r, c) goes to (3 - r, c)."""
-    x = ((x & U64(0x0000FFFF0000FFFF)) << U64(16)) | ((x & U64(0xFFFF0000FFFF0000)) >> U64(16))
-    return (x << U64(32)) | (x >> U64(32))
+    x = ((x & _MFFFF0000FFFF) << _U16) | ((x & _MFFFF0000FFFF0000) >> _U16)
+    return (x << _U32) | (x >> _U32)
 
 
 @njit(inline="always")
 def empty_mask(x):
     """A uint64 with bit 4*i set exactly where cell i is empty."""
-    y = x | (x >> U64(2))
-    y = y | (y >> U64(1))
+    y = x | (x >> _U2)
+    y = y | (y >> _U1)
     return ~y & LOW_NIBBLES
 
 
@@ -76,7 +101,7 @@ def count_empty(x):
     if m == LOW_NIBBLES:
         return 16
     # summing the 16 flag bits into the top nibble with one multiplication
-    return np.int64((m * LOW_NIBBLES) >> U64(60))
+    return np.int64((m * LOW_NIBBLES) >> _U60)
 
 
 @njit(inline="always")

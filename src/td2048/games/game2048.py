@@ -40,9 +40,16 @@ def row_table() -> np.ndarray:
     return table
 
 
+# literal constants as globals: Numba takes them as compile-time constants, while each U64(...)
+# call is typed again wherever an inlined function lands (a large share of compile time)
+_U0 = U64(0)
+_U1 = U64(1)
+_U2 = U64(2)
+
+
 @njit(inline="always")
 def _slide_rows(table, x, side):
-    out = U64(0)
+    out = _U0
     reward = 0
     for r in range(4):
         shift = U64(16 * r)
@@ -75,10 +82,10 @@ def spawn_tile(board, rng):
     if n == 0:
         return board
     k = below(rng, n)
-    code = U64(2) if uniform(rng) < P_FOUR else U64(1)
+    code = _U2 if uniform(rng) < P_FOUR else _U1
     m = empty_mask(board)
     for i in range(16):
-        if (m >> U64(4 * i)) & U64(1):
+        if (m >> U64(4 * i)) & _U1:
             if k == 0:
                 return board | (code << U64(4 * i))
             k -= 1
@@ -88,7 +95,7 @@ def spawn_tile(board, rng):
 @njit(inline="always")
 def new_game(rng):
     """The start of an episode: an empty board with two new tiles."""
-    return spawn_tile(spawn_tile(U64(0), rng), rng)
+    return spawn_tile(spawn_tile(_U0, rng), rng)
 
 
 # Python-facing wrappers (tests, environments, tools); the kernels call the functions above.

@@ -32,27 +32,47 @@ _LEFT, _RIGHT = 0, 1  # rows of the row table; their rewards are rows 2 and 3
 UP, RIGHT, DOWN, LEFT = 0, 1, 2, 3
 
 
+# literal constants as globals: Numba takes them as compile-time constants, while each U64(...)
+# call is typed again wherever an inlined function lands (a large share of compile time)
+_M3333 = U64(0x3333)
+_M5555 = U64(0x5555)
+_MFFFF = U64(0xFFFF)
+_U0 = U64(0)
+_U1 = U64(1)
+_U15 = U64(0xF)
+_U16 = U64(16)
+_U2 = U64(2)
+_U204 = U64(0x00CC)
+_U255 = U64(0x00FF)
+_U2570 = U64(0x0A0A)
+_U3 = U64(3)
+_U3855 = U64(0x0F0F)
+_U4 = U64(4)
+_U6 = U64(6)
+_U8 = U64(8)
+
+
 @njit(inline="always")
 def transpose16(x):
     """Transpose of a 4x4 bit matrix in 16 bits (bit 4 r + c)."""
-    t = (x ^ (x >> U64(3))) & U64(0x0A0A)
-    x = x ^ t ^ (t << U64(3))
-    t = (x ^ (x >> U64(6))) & U64(0x00CC)
-    return x ^ t ^ (t << U64(6))
+    t = (x ^ (x >> _U3)) & _U2570
+    x = x ^ t ^ (t << _U3)
+    t = (x ^ (x >> _U6)) & _U204
+    return x ^ t ^ (t << _U6)
 
 
 @njit(inline="always")
 def mirror16(x):
     """Reverse the 4 bits of each row."""
-    x = ((x & U64(0x5555)) << U64(1)) | ((x >> U64(1)) & U64(0x5555))
-    return ((x & U64(0x3333)) << U64(2)) | ((x >> U64(2)) & U64(0x3333))
+    x = ((x & _M5555) << _U1) | ((x >> _U1) & _M5555)
+    return ((x & _M3333) << _U2) | ((x >> _U2) & _M3333)
 
 
 @njit(inline="always")
 def flip16(x):
     """Reverse the order of the rows."""
-    x = ((x & U64(0x00FF)) << U64(8)) | ((x >> U64(8)) & U64(0x00FF))
-    return ((x & U64(0x0F0F)) << U64(4)) | ((x >> U64(4)) & U64(0x0F0F))
+    x = ((x & _U255) << _U8) | ((x >> _U8) & _U255)
+    return ((x & _U3855) << _U4) | ((x >> _U4) & _U3855)
 
 
 @njit(inline="always")
@@ -72,7 +92,7 @@ def wide_flip(b):
 
 @njit(inline="always")
 def wide_code(b, i):
-    return np.int64(((b[0] >> U64(4 * i)) & NIBBLE) | (((b[1] >> U64(i)) & U64(1)) << U64(4)))
+    return np.int64(((b[0] >> U64(4 * i)) & NIBBLE) | (((b[1] >> U64(i)) & _U1) << _U4))
 
 
 @njit
@@ -89,9 +109,9 @@ def wide_max_code(b):
 def wide_empty_mask(b):
     """Bit 4 i set where cell i is empty (both words zero there)."""
     hi = b[1]
-    spread = U64(0)
+    spread = _U0
     for i in range(16):
-        spread |= ((hi >> U64(i)) & U64(1)) << U64(4 * i)
+        spread |= ((hi >> U64(i)) & _U1) << U64(4 * i)
     return empty_mask(b[0]) & ~spread
 
 
@@ -107,14 +127,14 @@ def wide_row_table(game: str) -> np.ndarray:
 def _slide_rows(table, b, side):
     lo = b[0]
     hi = b[1]
-    out_lo = U64(0)
-    out_hi = U64(0)
+    out_lo = _U0
+    out_hi = _U0
     reward = 0
     for r in range(4):
-        row = np.int64(((lo >> U64(16 * r)) & U64(0xFFFF)) | (((hi >> U64(4 * r)) & U64(0xF)) << U64(16)))
+        row = np.int64(((lo >> U64(16 * r)) & _MFFFF) | (((hi >> U64(4 * r)) & _U15) << _U16))
         result = U64(table[side, row])
-        out_lo |= (result & U64(0xFFFF)) << U64(16 * r)
-        out_hi |= (result >> U64(16)) << U64(4 * r)
+        out_lo |= (result & _MFFFF) << U64(16 * r)
+        out_hi |= (result >> _U16) << U64(4 * r)
         reward += np.int64(table[side + 2, row])
     return (out_lo, out_hi), reward
 
@@ -137,13 +157,13 @@ def wide_spawn_tile(b, rng):
     m = wide_empty_mask(b)
     n = 0
     for i in range(16):
-        n += np.int64((m >> U64(4 * i)) & U64(1))
+        n += np.int64((m >> U64(4 * i)) & _U1)
     if n == 0:
         return b
     k = below(rng, n)
-    code = U64(2) if uniform(rng) < P_TWO else U64(1)
+    code = _U2 if uniform(rng) < P_TWO else _U1
     for i in range(16):
-        if (m >> U64(4 * i)) & U64(1):
+        if (m >> U64(4 * i)) & _U1:
             if k == 0:
                 return (b[0] | (code << U64(4 * i)), b[1])
             k -= 1
@@ -152,7 +172,7 @@ def wide_spawn_tile(b, rng):
 
 @njit(inline="always")
 def wide_new_game(rng):
-    return wide_spawn_tile(wide_spawn_tile((U64(0), U64(0)), rng), rng)
+    return wide_spawn_tile(wide_spawn_tile((_U0, _U0), rng), rng)
 
 
 # Python-facing helpers (tests, tools)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import re
 from pathlib import Path
 
 from td2048.games.bitboard import symmetric_boards
@@ -326,4 +327,24 @@ def td_update(w, dirty, b, target, alpha_split):
 
 
 '''
-    return header + body
+    return _constants_as_globals(header + body)
+
+
+def _constants_as_globals(source: str) -> str:
+    """Each literal ``U64(...)`` of the module becomes a global constant defined once at its top.
+
+    Numba takes a global NumPy scalar as a compile-time constant, while every ``U64(...)`` call
+    is typed again at each place an inlined function lands: with hundreds of them in the index
+    code, writing them as globals takes a large share off the compile time of every network."""
+    names: dict[str, str] = {}
+
+    def name(match: re.Match) -> str:
+        value = int(match.group(1), 0)
+        names.setdefault(f"U64_{value:x}", match.group(1))
+        return f"U64_{value:x}"
+
+    marker = "\nU8 = np.uint8\n"
+    head, _, rest = source.partition(marker)
+    rest = re.sub(r"\bU64\((0x[0-9a-fA-F]+|[0-9]+)\)", name, rest)
+    constants = "".join(f"{n} = U64({v})\n" for n, v in names.items())
+    return head + marker + constants + rest
