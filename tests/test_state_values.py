@@ -1,7 +1,5 @@
 """State values (--method state): the expectation over new tiles, the updates, models and the CLI."""
 
-import json
-import subprocess
 import sys
 
 import numpy as np
@@ -13,8 +11,7 @@ from test_learn import SMALL, ReferenceLearner
 
 from td2048.games.game2048 import P_FOUR
 from td2048.games.wide import wide_from_codes, wide_to_codes
-from td2048.io.model import load_model, save_model
-from td2048.learn import Player, TrainSettings, train
+from td2048.learn import Player
 from td2048.network import Network, parse_network
 from td2048.rng import uniform
 
@@ -173,53 +170,3 @@ def test_state_targets_on_a_hand_worked_episode(lam, nstep, expected):
                                  np.empty((3, 1), np.uint64))  # the kernels' scratch rows of feature indices
     assert net.weights[1:4].tolist() == expected
     assert path_steps[:, 1].tolist() == expected[:2] + [0.0]
-
-
-@pytest.mark.parametrize("game", ["2048", "2584"])
-def test_state_values_learn(game):
-    settings_ = TrainSettings(network="2x4", episodes=1500, block=500, seed=1, alpha=0.1, method="state", game=game)
-    _, stats = train(settings_)
-    assert stats[-1].avg > 1.3 * stats[0].avg, [s.avg for s in stats]
-
-
-def test_state_learning_goes_on_through_the_handoff():
-    from test_handoff import TWO_32768
-
-    net = Network(parse_network("2x4"), method="state")
-    score, moves, largest = Player(net, seed=2).play_from(TWO_32768, "backward", 0.1)
-    assert largest >= 16 and score >= 65536
-    assert np.count_nonzero(net.weights) > 16 * moves // 4
-
-
-def test_model_keeps_the_method_and_refuses_another(tmp_path):
-    net = random_weights(Network(parse_network("2x4"), method="state"), 1)
-    save_model(tmp_path / "m.td2048", net)
-    loaded, header = load_model(tmp_path / "m.td2048")
-    assert header["method"] == "state" and loaded.method == "state" and loaded.state_values
-    assert loaded.expected_value(0x1200) == net.expected_value(0x1200)
-    with pytest.raises(Exception, match="state values .*not afterstate"):
-        load_model(tmp_path / "m.td2048", method="afterstate")
-
-
-def test_cli_trains_evaluates_and_guards_state_models(tmp_path):
-    run = tmp_path / "run"
-    done = subprocess.run(CLI + ["train", "--network", "2x4", "--method", "state", "--episodes", "300",
-                                 "--block", "100", "--seed", "3", "--out", str(run)], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert "state values" in done.stdout
-    model = run / "model.td2048"
-    evaluated = subprocess.run(CLI + ["eval", str(model), "--games", "20", "--json"], capture_output=True, text=True)
-    assert evaluated.returncode == 0, evaluated.stderr
-    assert json.loads(evaluated.stdout)["method"] == "state"
-    # --init takes the model's method; asking for the other one is refused in one line
-    init = subprocess.run(CLI + ["train", "--init", str(model), "--episodes", "100", "--out", str(tmp_path / "r2")],
-                          capture_output=True, text=True)
-    assert init.returncode == 0 and "state values" in init.stdout, init.stderr
-    for args in (["train", "--init", str(model), "--method", "afterstate", "--out", str(tmp_path / "r3")],
-                 ["train", "--resume", str(run), "--method", "afterstate"],
-                 ["convert", str(model), str(tmp_path / "demo.bin")]):
-        refused = subprocess.run(CLI + args, capture_output=True, text=True)
-        assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, (args, refused.stderr)
-        assert "Traceback" not in refused.stderr
-    bad = subprocess.run(CLI + ["train", "--method", "states"], capture_output=True, text=True)
-    assert bad.returncode == 2 and "Traceback" not in bad.stderr

@@ -1,20 +1,13 @@
-"""Networks on 5-bit boards (2584): clamped indices, symmetric values, TD updates, learning, the CLI."""
+"""Networks on 5-bit boards (2584): clamped indices, symmetric values, TD updates (training: test_wide_training.py)."""
 
-import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from naive import FIB
 
 from td2048.games.wide import py_wide_symmetries, wide_from_codes, wide_to_codes
-from td2048.io.model import load_model, save_model
-from td2048.learn import TrainSettings, train
 from td2048.network import Network, parse_network
-from td2048.run import evaluate
 
 codes16 = st.lists(st.integers(0, 25), min_size=16, max_size=16)
 
@@ -52,74 +45,3 @@ def test_td_update_on_a_wide_board():
     v1 = net.td_update(board, 1000.0, 0.1)
     step = np.float32(0.1 / 32 * 1000.0)
     assert (net.weights[indices] == step).all() and v1 == pytest.approx(32 * float(step))
-
-
-def test_2584_learns_and_round_trips(tmp_path):
-    net, stats = train(TrainSettings(game="2584", network="0123,4567,0145,37bf", clamp=18, episodes=3000,
-                                     block=500, seed=1))
-    assert net.game == "2584" and net.spec.clamp == 18
-    assert stats[-1].avg > 1.3 * stats[0].avg, (stats[0].avg, stats[-1].avg)
-    assert set(map(int, stats[-1].reach)) <= set(FIB) and "2584" in stats[-1].reach
-    save_model(tmp_path / "fib.td2048", net)
-    back, header = load_model(tmp_path / "fib.td2048")
-    assert back.game == "2584" and header["network"]["cell_bits"] == 5 and back.spec.clamp == 18
-    a, b = evaluate(net, 200, seed=3), evaluate(back, 200, seed=3)
-    assert a.avg == b.avg and a.reach == b.reach
-
-
-def test_cli_2584(tmp_path):
-    run = tmp_path / "run"
-    r = subprocess.run([sys.executable, "-m", "td2048.cli", "train", "--game", "2584", "--network", "2x4",
-                        "--clamp", "15", "--episodes", "400", "--block", "200", "--seed", "2", "--out", str(run)],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    assert "(2584)" in r.stdout and "\t233\t" in r.stdout  # Fibonacci tiles in the table
-    r = subprocess.run([sys.executable, "-m", "td2048.cli", "eval", str(run / "model.td2048"), "--games", "100",
-                        "--json"], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    reach = json.loads(r.stdout)["reach"]
-    assert reach and set(map(int, reach)) <= set(FIB)
-    r = subprocess.run([sys.executable, "-m", "td2048.cli", "convert", str(run / "model.td2048"),
-                        str(tmp_path / "x.bin")], capture_output=True, text=True)
-    assert r.returncode == 2 and "2048 networks" in r.stderr
-    r = subprocess.run([sys.executable, "-m", "td2048.cli", "train", "--game", "2584", "--network", "8x6",
-                        "--episodes", "5", "--out", str(tmp_path / "big")], capture_output=True, text=True)
-    assert r.returncode == 2 and "over the memory limit" in r.stderr  # 8 x 22^6 float32
-
-
-def test_2048_on_5_bit_cells(tmp_path):
-    net, stats = train(TrainSettings(game="2048", cells=5, network="2x4", episodes=1000, block=500, seed=3))
-    assert net.wide and net.game == "2048" and stats[-1].avg > stats[0].avg
-    save_model(tmp_path / "w.td2048", net)
-    back, header = load_model(tmp_path / "w.td2048")
-    assert back.wide and header["network"]["cell_bits"] == 5
-    assert evaluate(back, 50, seed=1).avg == evaluate(net, 50, seed=1).avg
-    with pytest.raises(Exception, match="2584 needs 5"):
-        Network(parse_network("2x4"), game="2584", cell_bits=4)
-
-
-def test_eval_checks_the_game(tmp_path):
-    save_model(tmp_path / "fib.td2048", Network(parse_network("2x4", clamp=18), game="2584"))
-    r = subprocess.run([sys.executable, "-m", "td2048.cli", "eval", str(tmp_path / "fib.td2048"), "--game", "2048",
-                        "--games", "5"], capture_output=True, text=True)
-    assert r.returncode == 2 and "game 2584, not 2048" in r.stderr
-    r = subprocess.run([sys.executable, "-m", "td2048.cli", "eval", str(tmp_path / "fib.td2048"), "--game", "2584",
-                        "--games", "5"], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-
-
-@pytest.mark.parametrize("method", ["afterstate", "state"])
-def test_2584_returns_and_exploration(method):
-    """On 2584 too: lambda 0 and 1-step returns are TD(0) bit for bit; lambda, n-step and exploration learn."""
-    def trained(**options):
-        settings_ = TrainSettings(network="2x4", game="2584", episodes=300, block=100, seed=4, method=method,
-                                  **options)
-        net, stats = train(settings_)
-        return net.weights, stats
-
-    plain, _ = trained()
-    assert np.array_equal(trained(lam=0.0)[0], plain) and np.array_equal(trained(nstep=1)[0], plain)
-    for options in ({"lam": 0.5}, {"nstep": 3}, {"explore": "exp:1:0.01:100"}, {"lam": 1.0}):
-        weights, stats = trained(**options)
-        assert not np.array_equal(weights, plain) and np.isfinite(weights).all(), options
-        assert stats[-1].avg > stats[0].avg * 0.9, options
