@@ -4,10 +4,9 @@
     python benchmarks/bench_core.py --networks 8x4 4x6 8x6 --runs 3 --seconds 3
     python benchmarks/bench_core.py --weights runs/4x6/weights.npz
 
-Prints moves/s of training and testing (single thread) and, for the 4x6 network, the ratios
-to the reference figures of the core issue: the fastest C++ framework (about 2.0M / 2.2M
-moves/s on the 2-core machine class) and the course's pure-Python demo (about 3,100 moves/s). Not a test: figures
-depend on the machine; put them in the note of the issue that changed a hot path.
+Prints moves/s of training and testing (single thread). Not a test: figures depend on the
+machine and the hour (2-4x between machines of one class); for ratios against TDL2048+ measured
+beside td2048, run benchmarks/compare.py.
 """
 
 import argparse
@@ -15,8 +14,6 @@ import json
 import statistics
 import subprocess
 import sys
-
-CPP_TRAIN, CPP_TEST, PYTHON_DEMO = 2.0e6, 2.2e6, 3100.0
 
 
 def one_run(network, seconds, weights, update):
@@ -35,19 +32,14 @@ def main():
     p.add_argument("--update", default="backward", choices=("backward", "forward"))
     args = p.parse_args()
     networks = [None] if args.weights else args.networks
-    print(f"{'network':<12}{'train moves/s':>15}{'test moves/s':>15}{'vs C++ train':>14}{'vs C++ test':>13}"
-          f"{'vs py demo':>12}   runs (train)")
+    print(f"{'network':<12}{'train moves/s':>15}{'test moves/s':>15}   runs (train)")
     for network in networks:
         results = [one_run(network, args.seconds, args.weights, args.update) for _ in range(args.runs)]
         train = statistics.median(r["train_moves_per_s"] for r in results)
         test = statistics.median(r["test_moves_per_s"] for r in results)
         name = results[0]["network"] + ("*" if args.weights else "")
         runs = " ".join(f"{r['train_moves_per_s'] / 1e6:.2f}M" for r in results)
-        if results[0]["network"] == "4x6":  # the reference figures are for the 4x6 network
-            ratios = f"{train / CPP_TRAIN:>13.2f}x{test / CPP_TEST:>12.2f}x{train / PYTHON_DEMO:>11,.0f}x"
-        else:
-            ratios = f"{'-':>14}{'-':>13}{'-':>12}"
-        print(f"{name:<12}{train:>15,.0f}{test:>15,.0f}{ratios}   {runs}", flush=True)
+        print(f"{name:<12}{train:>15,.0f}{test:>15,.0f}   {runs}", flush=True)
     if args.weights:
         print(f"* from trained weights {args.weights}")
 
