@@ -20,11 +20,11 @@ import numpy as np
 
 from td2048.io.model import load_model
 from td2048.kernels.merge import merge_regions
-from td2048.learn import Player
+from td2048.learn import Learner
 from td2048.network import Network, aligned_zeros, parse_network
 
 
-def _train_for(player: Player, seconds: float) -> None:
+def _train_for(player: Learner, seconds: float) -> None:
     elapsed = 0.0
     while elapsed < seconds:
         elapsed += player.run(200, "backward", 0.1).seconds
@@ -40,7 +40,7 @@ def main():
     args = p.parse_args()
 
     net = load_model(args.weights)[0] if args.weights else Network(parse_network(args.network))
-    player = Player(net, seed=1, threads=2, merge_seconds=1e9)
+    player = Learner(net, seed=1, threads=2, merge_seconds=1e9)
     _train_for(player, args.warmup)
     player.merge()
     _train_for(player, args.seconds)

@@ -9,7 +9,7 @@ import numpy as np
 from td2048.io.demo import read_demo_weights, write_demo_weights
 from td2048.io.model import load_model, save_model
 from td2048.learn import TrainSettings, train
-from td2048.run import evaluate
+from td2048.play import evaluate
 
 
 def trained(network="4x5", episodes=300):

@@ -4,8 +4,9 @@ import numpy as np
 from naive import from_grid
 
 from td2048.games.wide import wide_row_table
-from td2048.learn import Player
+from td2048.learn import Learner
 from td2048.network import Network, parse_network
+from td2048.play import Agent
 from td2048.rng import make_rng_state
 
 TWO_32768 = from_grid([[15, 15, 3, 1], [2, 4, 6, 8], [1, 3, 5, 7], [0, 0, 0, 0]])
@@ -15,19 +16,19 @@ ONE_32768 = from_grid([[15, 14, 3, 1], [2, 4, 6, 8], [1, 3, 5, 7], [0, 0, 0, 0]]
 def test_two_32768_tiles_merge_on_the_default_board():
     net = Network(parse_network("2x4"))  # zero weights: greedy by reward, so it takes the 65536 merge
     assert not net.wide
-    score, moves, largest = Player(net, seed=1).play_from(TWO_32768)
+    score, moves, largest = Agent(net, seed=1).play_from(TWO_32768)
     assert largest >= 16 and score >= 65536 and moves > 0
 
 
 def test_one_32768_tile_stays_on_4_bit_cells():
     net = Network(parse_network("2x4"))
-    score, moves, largest = Player(net, seed=1).play_from(ONE_32768)
+    score, moves, largest = Agent(net, seed=1).play_from(ONE_32768)
     assert largest == 15 and moves > 0
 
 
 def test_learning_goes_on_through_the_handoff():
     net = Network(parse_network("2x4"))
-    player = Player(net, seed=2)
+    player = Learner(net, seed=2)
     score, moves, largest = player.play_from(TWO_32768, "backward", 0.1)
     assert largest >= 16 and net.weights.any()
     # afterstates from before the hand-off (4-bit) and after it (5-bit) were all updated
@@ -37,7 +38,7 @@ def test_learning_goes_on_through_the_handoff():
 def test_records_go_on_through_the_handoff():
     net = Network(parse_network("2x4"))
     wide = net.wide_kernels()
-    actions = np.zeros((100_000, 3), np.int64)
+    actions = np.zeros((100_000, 4), np.int64)
     start = np.zeros((2, 2), np.uint64)
     start[0, 0] = TWO_32768
     n, score, largest = wide.record_finish(wide_row_table("2048"), net.weights, make_rng_state(3), actions, 0,

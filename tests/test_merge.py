@@ -3,7 +3,7 @@
 import numpy as np
 
 from td2048.kernels.merge import BATCH, CHUNK, CHUNK_SHIFT, DIRTY_SHIFT, dirty_size, merge_regions
-from td2048.learn import Player, TrainSettings, train
+from td2048.learn import Learner, TrainSettings, train
 from td2048.network import Network, parse_network
 
 REGION = 1 << DIRTY_SHIFT
@@ -33,7 +33,7 @@ def test_threads_learn_and_weights_are_merged():
     settings = TrainSettings(network="2x4", episodes=3000, block=500, seed=1, threads=2)
     net, stats = train(settings)
     assert stats[-1].avg > 1.5 * stats[0].avg
-    player = Player(net, seed=2, threads=2)
+    player = Learner(net, seed=2, threads=2)
     before = net.weights.copy()
     player.run(200, "backward", 0.1)
     player.merge()
@@ -44,9 +44,9 @@ def test_threads_learn_and_weights_are_merged():
 def test_tracked_kernels_learn_like_plain_ones():
     """One thread on the tracked kernels gives the same weights as the plain kernels."""
     plain = Network(parse_network("2x4"))
-    Player(plain, seed=5).run(50, "backward", 0.1)
+    Learner(plain, seed=5).run(50, "backward", 0.1)
     tracked_net = Network(parse_network("2x4"))
-    player = Player(tracked_net, seed=5, threads=1)
+    player = Learner(tracked_net, seed=5, threads=1)
     from td2048.games.game2048 import row_table
     from td2048.kernels import kernels_for
 
@@ -82,7 +82,7 @@ def test_merge_rule_with_three_threads():
 def test_threads_merge_within_a_block():
     """With merges due all the time, the threads stop together to merge many times in one block."""
     net = Network(parse_network("2x4"))
-    player = Player(net, seed=3, threads=2, merge_seconds=0.0)
+    player = Learner(net, seed=3, threads=2, merge_seconds=0.0)
     player.run(300, "backward", 0.1)
     assert net.weights.any()  # merged during the block: nothing was merged after it
     block = player.run(300, "backward", 0.1)
@@ -94,7 +94,7 @@ def test_a_failing_thread_is_reported_and_breaks_the_barrier():
 
     import pytest
 
-    player = Player(Network(parse_network("2x4")), seed=3, threads=2)
+    player = Learner(Network(parse_network("2x4")), seed=3, threads=2)
     barrier = threading.Barrier(2)
 
     def worker(thread):
@@ -148,7 +148,7 @@ def test_a_kernel_returns_when_asked_to_stop():
     from td2048.kernels.merge import NO_TRACKING
 
     net = Network(parse_network("2x4"))
-    player = Player(net, seed=1)
+    player = Learner(net, seed=1)
     k = net.kernels
     episodes = 10_000_000  # hours of play, unless it stops
     out = [np.zeros(episodes, np.int64) for _ in range(3)]
@@ -176,7 +176,7 @@ def test_weights_start_on_a_cache_line(tmp_path):
     from td2048.io.model import load_model, save_model
 
     net = Network(parse_network("2x4"))
-    player = Player(net, seed=1, threads=2)
+    player = Learner(net, seed=1, threads=2)
     player.run(20, "backward", 0.1)
     assert net.weights.ctypes.data % 64 == 0
     assert player._copies.ctypes.data % 64 == 0

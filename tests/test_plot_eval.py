@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 from td2048.learn import TrainSettings, train
-from td2048.run import evaluate
+from td2048.play import evaluate
 
 
 def test_plot_several_runs(tmp_path):

@@ -10,7 +10,7 @@ import pytest
 from test_state_values import random_weights
 
 from td2048.io.model import load_model, save_model
-from td2048.learn import Player, TrainSettings, train
+from td2048.learn import Learner, TrainSettings, train
 from td2048.network import Network, parse_network
 
 CLI = [sys.executable, "-m", "td2048.cli"]
@@ -27,7 +27,7 @@ def test_state_learning_goes_on_through_the_handoff():
     from test_handoff import TWO_32768
 
     net = Network(parse_network("2x4"), method="state")
-    score, moves, largest = Player(net, seed=2).play_from(TWO_32768, "backward", 0.1)
+    score, moves, largest = Learner(net, seed=2).play_from(TWO_32768, "backward", 0.1)
     assert largest >= 16 and score >= 65536
     assert np.count_nonzero(net.weights) > 16 * moves // 4
 

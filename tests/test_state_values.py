@@ -11,7 +11,7 @@ from test_learn import SMALL, ReferenceLearner
 
 from td2048.games.game2048 import P_FOUR
 from td2048.games.wide import wide_from_codes, wide_to_codes
-from td2048.learn import Player
+from td2048.learn import Learner
 from td2048.network import Network, parse_network
 from td2048.rng import uniform
 
@@ -140,7 +140,7 @@ class StateReference(ReferenceLearner):
     ("forward", 0.0, 0, "const:0.3")])
 def test_compiled_state_episodes_equal_the_reference_bit_for_bit(mode, lam, nstep, explore):
     net = Network(parse_network(SMALL), method="state")
-    player = Player(net, seed=21)
+    player = Learner(net, seed=21)
     player.run(10, mode, 0.1)  # weights no longer all zero
     reference = StateReference(net, player.rng_state, alpha=0.1)
     block = player.run(3, mode, 0.1, lam=lam, nstep=nstep, explore=explore)

@@ -12,7 +12,7 @@ from naive import FIB
 from td2048.io.model import load_model, save_model
 from td2048.learn import TrainSettings, train
 from td2048.network import Network, parse_network
-from td2048.run import evaluate
+from td2048.play import evaluate
 
 
 def test_2584_learns_and_round_trips(tmp_path):

@@ -8,18 +8,21 @@ import numpy as np
 
 from td2048.config import DEFAULT_BLOCK, DEFAULT_CLAMP_2584, DEFAULT_MEMORY_LIMIT
 from td2048.io.model import load_model
-from td2048.learn import Player
+from td2048.learn import Learner
 from td2048.network import Network, parse_network
+from td2048.play import Agent
 
 
-def _timed_blocks(player: Player, seconds: float | None, episodes: int | None, mode: str, alpha: float,
+def _timed_blocks(player: Learner | Agent, seconds: float | None, episodes: int | None, mode: str, alpha: float,
                   block: int) -> tuple[int, float]:
-    """Blocks of episodes until ``seconds`` have passed, or exactly ``episodes`` episodes: (moves, seconds)."""
+    """Blocks of episodes until ``seconds`` have passed, or exactly ``episodes`` episodes: (moves, seconds).
+
+    ``mode`` "play": the agent plays them (no learning); else the learner learns from them."""
     moves, elapsed, played = 0, 0.0, 0
     while (elapsed < seconds) if episodes is None else (played < episodes):
         n = block if episodes is None else min(block, episodes - played)
-        result = player.run(n, mode, alpha)
-        moves += int(result.moves.sum())
+        result = player.play(n) if mode == "play" else player.run(n, mode, alpha)
+        moves += int(np.sum(result.moves))
         elapsed += result.seconds
         played += n
     return moves, elapsed
@@ -53,9 +56,9 @@ def benchmark(network: str = "4x6", seconds: float | None = 5.0, isomorphisms: i
     start = time.perf_counter()
     # compiles, or loads from the cache, the kernels the measures use (with threads: the tracked ones)
     fresh = Network(spec, memory_limit=memory_limit, game=game, cell_bits=cells, method=method)
-    warm = Player(fresh, seed=seed, threads=threads)
+    warm = Learner(fresh, seed=seed, threads=threads)
     warm.run(threads, update, 0.1)
-    warm.run(threads, "play")
+    Agent(fresh, seed=seed, threads=threads).play(threads)
     compile_s = time.perf_counter() - start
     del warm, fresh
     start = time.perf_counter()
@@ -63,10 +66,11 @@ def benchmark(network: str = "4x6", seconds: float | None = 5.0, isomorphisms: i
                                                     method=method)
     alloc_s = time.perf_counter() - start
 
-    player = Player(net, seed=seed, threads=threads)
+    player = Learner(net, seed=seed, threads=threads)
     train_moves, train_s = _timed_blocks(player, seconds, episodes, update, 0.1, block)
     player.merge()
-    test_moves, test_s = _timed_blocks(player, seconds, episodes, "play", 0.0, block)
+    agent = Agent(net, seed=seed + 1, threads=threads)
+    test_moves, test_s = _timed_blocks(agent, seconds, episodes, "play", 0.0, block)
     return {
         "game": game,
         "cells": 5 if net.wide else 4,

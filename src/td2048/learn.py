@@ -40,7 +40,6 @@ from td2048.rng import make_rng_state
 from td2048.stats import BlockStats
 
 UPDATE_MODES = ("backward", "forward")
-MODES = ("play",) + UPDATE_MODES
 
 # 2048 with 4-bit cells: every move spawns a tile worth >= 2 and the tiles sum to at most
 # 16 * 32768, so no episode is longer than this many moves.
@@ -62,15 +61,15 @@ class EpisodeBlock:
     seconds: float
 
 
-class Player:
-    """Runs blocks of episodes of a network, learning or not, with explicit random state.
+class Learner:
+    """Learns from blocks of episodes of a network, with explicit random state.
 
+    (Playing without learning, greedily or by search, is :class:`td2048.play.Agent`'s.)
     With ``threads`` > 1 the episodes of a block are shared among threads that play at once
-    (the kernels release the GIL). Playing, they read the network's weights; learning, each
-    thread trains a copy of its own and the copies are merged into the network every
-    ``merge_seconds`` of training (see :mod:`td2048.kernels.merge` for why and how), before
-    playing, and whenever :meth:`merge` is called. Such runs are fast but not reproducible; one
-    thread is reproducible bit for bit and needs no copies.
+    (the kernels release the GIL): each thread trains a copy of its own and the copies are
+    merged into the network every ``merge_seconds`` of training (see :mod:`td2048.kernels.merge`
+    for why and how), and whenever :meth:`merge` is called. Such runs are fast but not
+    reproducible; one thread is reproducible bit for bit and needs no copies.
 
     The player owns the network's weights while it learns: change them between blocks only
     through :meth:`sync` (or a new player).
@@ -129,22 +128,20 @@ class Player:
         """The kernels' learning parameters: alpha_split, lambda, n, exploration (kind, 3 numbers), first episode."""
         return np.array([alpha / self.network.spec.n_features, lam, nstep, *exploration(explore), first], np.float64)
 
-    def run(self, episodes: int, mode: str = "play", alpha: float = 0.0, lam: float = 0.0,
+    def run(self, episodes: int, mode: str = "backward", alpha: float = 0.1, lam: float = 0.0,
             nstep: int = 0, explore: str = "none", first_episode: int = 0) -> EpisodeBlock:
-        """Play ``episodes`` episodes; ``mode`` is play, backward or forward.
+        """Learn from ``episodes`` episodes; ``mode`` is backward or forward.
 
         Backward updates use lambda-returns (``lam``; 0 is TD(0)) or, with ``nstep`` > 0, n-step returns.
         Learning, moves explore by the schedule ``explore`` (see :func:`exploration`), whose episode
         count starts at ``first_episode``."""
         kernels = self.network.kernels
-        mode_code = {"play": kernels.PLAY, "backward": kernels.BACKWARD, "forward": kernels.FORWARD}[mode]
+        mode_code = self._mode_code(mode)
         params = self._params(alpha, lam, nstep, explore, first_episode)
         scores = np.zeros(episodes, np.int64)
         max_codes = np.zeros(episodes, np.int64)
         moves = np.zeros(episodes, np.int64)
-        copies = self.threads > 1 and mode != "play"
-        if not copies:
-            self.merge()  # play with everything learned so far
+        copies = self.threads > 1
         if copies and self._copies is None:
             self._copies = aligned_zeros(self.threads, self.network.weights.size)
             self._copies[:] = self.network.weights
@@ -180,8 +177,6 @@ class Player:
         start = time.perf_counter()
         if self.threads == 1:
             play(0, 0, episodes)
-        elif not copies:
-            self._run_threads(0, episodes, play)
         else:  # learning on copies: the threads stop together to merge them every so often
             self._learn_threads(episodes, play)
         return EpisodeBlock(scores, max_codes, moves, time.perf_counter() - start)
@@ -204,13 +199,19 @@ class Player:
                                       mode_code, params, path, path_steps, start, counts)
         return int(counts[0]), int(counts[1]), int(largest)
 
-    def play_from(self, board, mode: str = "play", alpha: float = 0.0, lam: float = 0.0,
-                  nstep: int = 0) -> tuple[int, int, int]:
-        """Play one episode on from a position (an int; (lo, hi) on 5-bit cells): (score, moves, largest code).
-
-        Uses the first thread's random state; learns with mode backward or forward."""
+    def _mode_code(self, mode: str) -> int:
         kernels = self.network.kernels
-        mode_code = {"play": kernels.PLAY, "backward": kernels.BACKWARD, "forward": kernels.FORWARD}[mode]
+        if mode not in UPDATE_MODES:
+            raise TD2048Error(f"a learner's mode is one of {', '.join(UPDATE_MODES)}, not {mode!r} "
+                              "(to play without learning: td2048.play.Agent)")
+        return kernels.BACKWARD if mode == "backward" else kernels.FORWARD
+
+    def play_from(self, board, mode: str = "backward", alpha: float = 0.1, lam: float = 0.0,
+                  nstep: int = 0) -> tuple[int, int, int]:
+        """Learn from one episode played on from a position (an int; (lo, hi) on 5-bit cells):
+        (score, moves, largest code). Uses the first thread's random state."""
+        kernels = self.network.kernels
+        mode_code = self._mode_code(mode)
         params = self._params(alpha, lam, nstep)
         self._handoff[0] = 0
         self._handoff[0, 0] = board if self.network.wide else [board]
@@ -232,24 +233,6 @@ class Player:
             w.start()
         for w in workers:
             w.join()
-
-    def _run_threads(self, first: int, last: int, play) -> None:
-        # guided scheduling: threads take batches from a shared counter, each a share of what is
-        # left, so batches shrink toward the end of the block and no core waits long for the other
-        lock = threading.Lock()
-        next_episode = [first]
-
-        def worker(thread):
-            while True:
-                with lock:
-                    lo = next_episode[0]
-                    hi = min(last, lo + max(1, (last - lo) // (2 * self.threads)))
-                    next_episode[0] = hi
-                if lo >= last:
-                    return
-                play(thread, lo, hi)
-
-        self._start_and_join(worker)
 
     def _learn_threads(self, episodes: int, play) -> None:
         """Learn ``episodes`` episodes on the threads' copies, merging them every ``merge_seconds``.
@@ -496,7 +479,7 @@ def train(settings: TrainSettings, network: Network | None = None,
     if network is None:
         network = Network(settings.spec(), memory_limit=settings.memory_limit, game=settings.game,
                           cell_bits=settings.cells, method=settings.method)
-    player = Player(network, settings.seed, settings.threads, merge_seconds=settings.merge_every)
+    player = Learner(network, settings.seed, settings.threads, merge_seconds=settings.merge_every)
     stats = []
     for block in train_blocks(settings, player, 0):
         stats.append(block)
@@ -506,7 +489,7 @@ def train(settings: TrainSettings, network: Network | None = None,
     return network, stats
 
 
-def train_blocks(settings: TrainSettings, player: Player, done: int) -> Iterator[BlockStats]:
+def train_blocks(settings: TrainSettings, player: Learner, done: int) -> Iterator[BlockStats]:
     """Train from ``done`` episodes up to ``settings.episodes``, yielding each block's statistics."""
     while done < settings.episodes:
         n = min(settings.block, settings.episodes - done)

@@ -31,7 +31,7 @@ from td2048 import __version__
 from td2048.errors import TD2048Error
 from td2048.io.atomic import ensure_writable_dir, write_text_atomic
 from td2048.io.model import check_same_network, load_model, save_model
-from td2048.learn import Player, TrainSettings, snapshot_interval, train_blocks
+from td2048.learn import Learner, TrainSettings, snapshot_interval, train_blocks
 from td2048.network import Network
 from td2048.stats import BlockStats
 
@@ -63,7 +63,7 @@ def read_log(path: Path) -> list[dict]:
 class TrainingRun:
     """One run directory being trained: create or resume, then iterate :meth:`blocks`."""
 
-    def __init__(self, directory: Path, settings: TrainSettings, network: Network, player: Player, done: int):
+    def __init__(self, directory: Path, settings: TrainSettings, network: Network, player: Learner, done: int):
         self.directory = directory
         self.settings = settings
         self.network = network
@@ -91,7 +91,7 @@ class TrainingRun:
             {**settings.to_dict(), "network_spec": network.spec.to_dict(), "td2048": __version__},
             indent=2) + "\n")
         (directory / LOG).write_text("")
-        player = Player(network, settings.seed, settings.threads, merge_seconds=settings.merge_every)
+        player = Learner(network, settings.seed, settings.threads, merge_seconds=settings.merge_every)
         return cls(directory, settings, network, player, 0)
 
     @staticmethod
@@ -141,10 +141,10 @@ class TrainingRun:
             network, done, states = cls._initial_network(settings), 0, None
         if states is None or len(states) != settings.threads:
             seed_seq = np.random.SeedSequence([settings.seed, done])
-            player = Player(network, int(seed_seq.generate_state(1, np.uint64)[0]), settings.threads,
+            player = Learner(network, int(seed_seq.generate_state(1, np.uint64)[0]), settings.threads,
                             merge_seconds=settings.merge_every)
         else:
-            player = Player(network, threads=settings.threads, rng_states=states, merge_seconds=settings.merge_every)
+            player = Learner(network, threads=settings.threads, rng_states=states, merge_seconds=settings.merge_every)
         kept = [b for b in read_log(directory / LOG) if b.get("episodes", 0) <= done]
         write_text_atomic(directory / LOG, "".join(json.dumps(b) + "\n" for b in kept))
         write_text_atomic(directory / SETTINGS, json.dumps({**saved, **settings.to_dict()}, indent=2) + "\n")
@@ -225,21 +225,3 @@ class TrainingRun:
             if self.plot_error is None:
                 self.plot_error = str(e)
                 sys.stderr.write(f"td2048 train: warning: cannot draw {PLOT}: {e}\n")
-
-
-def evaluate(network: Network, games: int, seed: int | None = None, threads: int = 1,
-             on_progress: Callable[[int], None] | None = None) -> BlockStats:
-    """Play ``games`` games without learning; their statistics as one block."""
-    player = Player(network, seed, threads)
-    chunk = max(1, min(games, 1000 * threads))
-    parts, done = [], 0
-    while done < games:
-        n = min(chunk, games - done)
-        parts.append(player.run(n, "play"))
-        done += n
-        if on_progress is not None:
-            on_progress(done)
-    return BlockStats.from_block(games, np.concatenate([p.scores for p in parts]),
-                                 np.concatenate([p.max_codes for p in parts]),
-                                 np.concatenate([p.moves for p in parts]), sum(p.seconds for p in parts),
-                                 game=network.game)

@@ -1,4 +1,4 @@
-"""``td2048 eval``: play a model's games without learning and print their statistics."""
+"""``td2048 eval``: play a model's games without learning, greedily or by expectimax search."""
 
 from __future__ import annotations
 
@@ -6,18 +6,21 @@ import argparse
 import json
 import sys
 
-from td2048.cli.options import nonnegative_int_arg, positive_int_arg
+from td2048.cli.options import add_search_arguments, nonnegative_int_arg, positive_int_arg
 from td2048.cli.progress import format_duration
+from td2048.errors import TD2048Error
 from td2048.io.model import load_model
 from td2048.io.records import parse_names, record_games
-from td2048.run import evaluate
+from td2048.play import Agent, parse_search, search_settings_json
 
-HELP = "evaluate a model: play games without learning"
+HELP = "evaluate a model: play games without learning (greedy, or expectimax with --depth)"
 DESCRIPTION = """\
-Play --games games greedily (argmax over legal moves of reward + V(afterstate)) with a
-model, without learning, and print the statistics block of all of them (see td2048 train
---help for its columns). With --threads N, N games are played at once; with one thread the
-games are reproducible from --seed.
+Play --games games with a model, without learning, and print the statistics block of all of
+them (see td2048 train --help for its columns). Moves are chosen greedily (argmax over legal
+moves of reward + V(afterstate)), or with --depth N > 1 by expectimax search N moves deep
+over every new tile (TDL2048+'s plies: its -d 2p is --depth 2). For state-value models depth
+1 already takes the expectation over the new tile. With --threads N, N games are played at
+once; with one thread the games are reproducible from --seed.
 """
 
 
@@ -28,8 +31,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--games", type=positive_int_arg, default=1000, help="games to play (default 1000)")
     p.add_argument("--seed", type=nonnegative_int_arg, default=None, help="random seed (default: fresh)")
     p.add_argument("--threads", type=positive_int_arg, default=1, help="games played at once (default 1)")
+    add_search_arguments(p)
     p.add_argument("--record", default=None, metavar="FILE",
-                   help="write every game as one line of the course's record grammar (one thread)")
+                   help="write every game as one line of the course's record grammar (one thread; at depth > 1 "
+                        "each decision carries the milliseconds it took)")
     p.add_argument("--names", default="td2048:random", metavar="PLAYER:ENV",
                    help="player and environment names in the records (default td2048:random)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
@@ -37,6 +42,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     network, header = load_model(args.model, game=args.game)
+    search = parse_search(args.depth, args.tt_size, args.limit, args.downgrade, network.game)
     show = sys.stderr.isatty() and not args.json
 
     def on_progress(done):
@@ -44,20 +50,26 @@ def run(args: argparse.Namespace) -> int:
             sys.stderr.write(f"\r{done}/{args.games} games\x1b[K")
 
     if args.record is not None:
+        if args.threads != 1:
+            raise TD2048Error("--record plays on one thread: leave out --threads")
         names = parse_names(args.names)
-        stats = record_games(network, args.record, args.games, args.seed, names)
+        agent = Agent(network, search, args.seed, 1, memory_limit=args.memory_limit)
+        stats = record_games(agent, args.record, args.games, names)
     else:
-        stats = evaluate(network, args.games, args.seed, args.threads, on_progress)
+        agent = Agent(network, search, args.seed, args.threads, memory_limit=args.memory_limit)
+        stats = agent.play(args.games, on_progress)
     if show:
         sys.stderr.write("\r\x1b[K")
     if args.json:
         print(json.dumps({"model": args.model, "network": network.spec.name, "method": network.method,
-                          **stats.to_json()}))
+                          "search": search_settings_json(search), "threads": args.threads, **stats.to_json(),
+                          **({"search_counts": agent.search_counts()} if search.depth > 1 else {})}))
     else:
         trained = header.get("training", {}).get("episodes")
         method = ", state values (moves by the expectation over new tiles)" if network.state_values else ""
         print(f"# {args.model}: {network.spec.describe()}{method}"
               + (f", trained {trained} episodes" if trained else ""))
+        print(f"# {search.describe()}")
         print(stats.table(), end="")
         print(f"# {stats.moves:,} moves in {format_duration(stats.seconds)} ({stats.moves_per_s:,.0f} moves/s, "
               f"{args.threads} thread(s))")

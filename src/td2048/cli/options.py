@@ -76,3 +76,24 @@ def add_game_argument(parser: argparse.ArgumentParser, default: str | None = "20
     parser.add_argument("--cells", type=int, choices=(4, 5), default=None,
                         help="bits per cell: 2048 plays on 4 (the default and fastest; two 32768 tiles do not "
                              "merge) or 5 (tiles up to 2**31, about 2x slower); 2584 always on 5")
+
+
+def add_search_arguments(parser: argparse.ArgumentParser) -> None:
+    """--depth, --tt-size, --limit, --downgrade: how moves are chosen (see td2048.play)."""
+    from td2048.play import DEFAULT_TT_SIZE, MAX_DEPTH
+
+    parser.add_argument("--depth", type=positive_int_arg, default=1, metavar="N",
+                        help="expectimax depth in moves, TDL2048+'s plies: 1 = greedy r + V(afterstate); N > 1 "
+                             "takes, for each move, r + the expectation over every new tile of the best value at "
+                             f"depth N - 1 (default 1, at most {MAX_DEPTH})")
+    parser.add_argument("--tt-size", default=None, metavar="SIZE",
+                        help=f"transposition table per thread, at depth > 1 (default {DEFAULT_TT_SIZE}; 0: none); "
+                             "counted in --memory-limit")
+    parser.add_argument("--limit", default=None, metavar="D0,D1,...",
+                        help="depth limits by empty cells (TDL2048+'s limit=): the deepest search of an afterstate "
+                             "with 0, 1, 2, ... empty cells; the last number holds for the rest (default: none)")
+    parser.add_argument("--downgrade", type=positive_int_arg, default=None, metavar="TILE",
+                        help="2048: search boards holding a tile >= TILE with their highest gaps closed, so that "
+                             "a network that never saw such tiles plays on (e.g. 32768; default: off)")
+    parser.add_argument("--memory-limit", type=size_arg, default="2GiB",
+                        help="weights and transposition tables together at most this (default 2GiB)")

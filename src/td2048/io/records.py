@@ -22,8 +22,7 @@ import numpy as np
 from td2048.errors import TD2048Error
 from td2048.io.atomic import atomic_open
 from td2048.learn import MAX_EPISODE_MOVES, WIDE_MAX_EPISODE_MOVES
-from td2048.network import Network
-from td2048.rng import make_rng_state
+from td2048.play import Agent
 from td2048.stats import BlockStats
 
 DIRECTIONS = "URDL"  # 0 = up, 1 = right, 2 = down, 3 = left
@@ -42,48 +41,95 @@ def parse_names(text: str) -> tuple[str, str]:
 
 
 def format_episode(player: str, env: str, tick: int, tock: int, actions: np.ndarray, n: int) -> str:
+    """One record line from ``actions[i] = (kind, a, b, ms)`` (see the module's docstring)."""
     parts = []
-    for kind, a, b in actions[:n].tolist():
-        if kind == 0:
-            parts.append(f"{a:X}{b}")
-        else:
-            parts.append(f"#{DIRECTIONS[a]}[{b}]" if b else f"#{DIRECTIONS[a]}")
+    for kind, a, b, ms in actions[:n].tolist():
+        text = f"{a:X}{b}" if kind == 0 else f"#{DIRECTIONS[a]}[{b}]" if b else f"#{DIRECTIONS[a]}"
+        parts.append(f"{text}({ms})" if ms else text)
     return f"{player}:{env}@{tick}|{''.join(parts)}|{env}@{tock}"
 
 
-def record_games(network: Network, path: str | os.PathLike, games: int, seed: int | None = None,
+def record_games(agent: Agent, path: str | os.PathLike, games: int,
                  names: tuple[str, str] = ("td2048", "random")) -> BlockStats:
-    """Play ``games`` greedy games, write their records to ``path`` (atomically), return their statistics."""
-    from td2048.games.game2048 import row_table
-    from td2048.games.wide import wide_row_table
-
-    kernels = network.kernels
-    table = wide_row_table(network.game) if network.wide else row_table()
+    """Play ``games`` games with ``agent`` (one thread), write their records to ``path`` (atomically),
+    return their statistics. At depth 1 whole games run in one compiled call (the same games as
+    ``td2048 eval`` with the seed); deeper, each decision is one compiled search, timed for (MS)."""
+    network = agent.network
     longest = WIDE_MAX_EPISODE_MOVES if network.wide else MAX_EPISODE_MOVES
-    actions = np.zeros((2 * longest + 4, 3), np.int64)
-    handoff = np.zeros((2, 2 if network.wide else 1), np.uint64)
-    rng = make_rng_state(seed)
+    greedy = agent.search.depth == 1 and not agent.search.downgrade
     scores, max_codes, moves = (np.zeros(games, np.int64) for _ in range(3))
     player, env = names
     seconds = 0.0
     with atomic_open(path, "w") as f:
         for g in range(games):
-            start = time.perf_counter()
+            started = time.perf_counter()
             tick = time.time_ns() // 1_000_000
-            n, score, largest, handed = kernels.record_episode(table, network.weights, rng, actions, handoff)
-            if handed:  # two 32768 tiles: go on on 5-bit cells, where they can merge
-                wide_actions = np.zeros((2 * WIDE_MAX_EPISODE_MOVES + 4, 3), np.int64)
-                wide_actions[:n] = actions[:n]
-                start = np.zeros((2, 2), np.uint64)
-                start[0, 0] = handoff[0, 0]
-                n, score, largest = network.wide_kernels().record_finish(
-                    wide_row_table(network.game), network.weights, rng, wide_actions, n, start, score)
-                actions_of_game = wide_actions
+            if greedy:
+                actions, n, score, largest = _greedy_episode(agent, longest)
             else:
-                actions_of_game = actions
+                actions, n, score, largest = _searched_episode(agent)
             tock = time.time_ns() // 1_000_000
-            seconds += time.perf_counter() - start
-            f.write(format_episode(player, env, tick, tock, actions_of_game, n) + "\n")
+            seconds += time.perf_counter() - started
+            f.write(format_episode(player, env, tick, tock, actions, n) + "\n")
             scores[g], moves[g] = score, (n - 2) // 2
             max_codes[g] = largest
     return BlockStats.from_block(games, scores, max_codes, moves, seconds, game=network.game)
+
+
+def _greedy_episode(agent: Agent, longest: int):
+    from td2048.games.game2048 import row_table
+    from td2048.games.wide import wide_row_table
+
+    network = agent.network
+    table = wide_row_table(network.game) if network.wide else row_table()
+    actions = np.zeros((2 * longest + 4, 4), np.int64)
+    handoff = np.zeros((2, 2 if network.wide else 1), np.uint64)
+    n, score, largest, handed = network.kernels.record_episode(table, network.weights, agent.rng_state, actions,
+                                                               handoff)
+    if handed:  # two 32768 tiles: go on on 5-bit cells, where they can merge
+        wide_actions = np.zeros((2 * WIDE_MAX_EPISODE_MOVES + 4, 4), np.int64)
+        wide_actions[:n] = actions[:n]
+        start = np.zeros((2, 2), np.uint64)
+        start[0, 0] = handoff[0, 0]
+        n, score, largest = network.wide_kernels().record_finish(
+            wide_row_table(network.game), network.weights, agent.rng_state, wide_actions, n, start, score)
+        actions = wide_actions
+    return actions, n, score, largest
+
+
+def _codes(board) -> list[int]:
+    if isinstance(board, tuple):
+        lo, hi = int(board[0]), int(board[1])
+        return [((lo >> (4 * i)) & 0xF) | (((hi >> i) & 1) << 4) for i in range(16)]
+    return [(int(board) >> (4 * i)) & 0xF for i in range(16)]
+
+
+def _placement(before, after) -> tuple[int, int]:
+    """(cell, code) of the one tile that is on ``after`` and not on ``before``."""
+    for i, (a, b) in enumerate(zip(_codes(before), _codes(after), strict=True)):
+        if a != b:
+            return i, b
+    return -1, 0
+
+
+def _searched_episode(agent: Agent):
+    """One game decided move by move by compiled searches, each timed: (actions, n, score, largest code)."""
+    rows = []
+    board = 0
+    for _ in range(2):
+        placed = agent.spawn(board)
+        rows.append((0, *_placement(board, placed), 0))
+        board = placed
+    score = 0
+    values = np.zeros(4)
+    while True:
+        started = time.perf_counter()
+        d, reward, after, following = agent.step(board, values)
+        ms = int((time.perf_counter() - started) * 1000)
+        if d < 0:
+            break
+        rows.append((1, d, reward, ms))
+        rows.append((0, *_placement(after, following), 0))
+        score += reward
+        board = following
+    return np.array(rows, np.int64).reshape(-1, 4), len(rows), score, max(_codes(board))

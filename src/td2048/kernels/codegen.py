@@ -17,11 +17,12 @@ from td2048.network import NetworkSpec, tuple_runs
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 _EPISODE_SOURCE = _PACKAGE / "kernels" / "episode.py"
+_SEARCH_SOURCE = _PACKAGE / "kernels" / "search.py"
 # Numba compiles what these modules define into the generated kernels (inlined functions,
 # global constants), and its cache only checks the generated file itself: so the generated
 # source carries a fingerprint of them, and any change to them gives a new module.
 _COMPILED_INTO_KERNELS = ("config.py", "rng.py", "games/bitboard.py", "games/game2048.py", "games/wide.py",
-                          "kernels/merge.py", "kernels/episode.py", "kernels/codegen.py")
+                          "kernels/merge.py", "kernels/episode.py", "kernels/search.py", "kernels/codegen.py")
 
 
 @functools.cache
@@ -33,6 +34,7 @@ def _fingerprint() -> str:
         digest.update((_PACKAGE / name).read_bytes())
     return digest.hexdigest()[:16]
 _BODY_MARKER = "# ---- episode kernels (shared by every network) ----"
+_SEARCH_MARKER = "# ---- search kernels (shared by every network) ----"
 
 # the symmetric boards, in the order of td2048.games.bitboard.symmetric_boards
 _SYMMETRY_EXPRESSIONS = ("b", "transpose(f)", "mf", "transpose(m)", "m", "f", "transpose(b)", "transpose(mf)")
@@ -107,7 +109,30 @@ def store_board(path, i, b):
 
 @njit(inline='always')
 def load_board(path, i):
-    return path[i, 0]"""
+    return path[i, 0]
+
+
+@njit(inline='always')
+def board_words(b):
+    return b, U64(0)
+
+
+@njit(inline='always')
+def place_tile(b, cell, code):
+    return b | (U64(code) << U64(4 * cell))
+
+
+@njit(inline='always')
+def cell_code(b, cell):
+    return np.int64((b >> U64(4 * cell)) & U64(0xf))
+
+
+@njit(inline='always')
+def with_codes(b, codes):
+    out = U64(0)
+    for c in range(16):
+        out |= U64(codes[c]) << U64(4 * c)
+    return out"""
 
 _WIDE_BOARD = """from td2048.games.bitboard import U64
 from td2048.games.wide import P_TWO as P_SECOND_TILE
@@ -141,7 +166,32 @@ def store_board(path, i, b):
 
 @njit(inline='always')
 def load_board(path, i):
-    return (path[i, 0], path[i, 1])"""
+    return (path[i, 0], path[i, 1])
+
+
+@njit(inline='always')
+def board_words(b):
+    return b[0], b[1]
+
+
+@njit(inline='always')
+def place_tile(b, cell, code):
+    return (b[0] | (U64(code) << U64(4 * cell)), b[1])
+
+
+@njit(inline='always')
+def cell_code(b, cell):
+    return np.int64(((b[0] >> U64(4 * cell)) & U64(0xf)) | (((b[1] >> U64(cell)) & U64(1)) << U64(4)))
+
+
+@njit(inline='always')
+def with_codes(b, codes):
+    lo = U64(0)
+    hi = U64(0)
+    for c in range(16):
+        lo |= (U64(codes[c]) & U64(0xf)) << U64(4 * c)
+        hi |= (U64(codes[c]) >> U64(4)) << U64(c)
+    return (lo, hi)"""
 
 
 _NO_EXPECTATION = """@njit(inline='always')
@@ -250,6 +300,51 @@ def _expectation_function(spec: NetworkSpec) -> str:
     return "\n".join(lines)
 
 
+def _canonical_function(spec: NetworkSpec) -> str:
+    """Source of ``canonical(b)``: the least of b's boards under the network's symmetries (the
+    isomorphisms it sums over), by (low word, high word). Boards that map onto each other have
+    the same V and the same search values, so the transposition table keys them as one."""
+    lines = ["@njit(inline='always')", "def canonical(b):", "    best = b", "    best_lo, best_hi = board_words(b)"]
+    if spec.isomorphisms > 1:
+        lines += ["    m = mirror(b)", "    f = flip(b)", "    mf = mirror(f)"]
+    for expr in _SYMMETRY_EXPRESSIONS[1:spec.isomorphisms]:
+        lines += [f"    x = {expr}", "    lo, hi = board_words(x)",
+                  "    if lo < best_lo or (lo == best_lo and hi < best_hi):",
+                  "        best, best_lo, best_hi = x, lo, hi"]
+    lines.append("    return best")
+    return "\n".join(lines)
+
+
+_DOWNGRADE = """@njit
+def downgraded(b, top):
+    \"\"\"b with its highest gaps closed while it holds a code >= top (Guei et al.'s tile downgrading).
+
+    A gap is a code missing from b below its largest one; every tile above the highest gap
+    drops one code (2048 ... 8192 16384 65536 -> 2048 ... 8192 16384 32768), which keeps
+    the order and adjacency of the tiles, so the same moves are legal and merge the same
+    tiles. Stops when no gap is left.\"\"\"
+    codes = np.empty(16, np.int64)
+    for c in range(16):
+        codes[c] = cell_code(b, c)
+    while True:
+        present = 0
+        largest = 0
+        for c in range(16):
+            present |= 1 << codes[c]
+            largest = max(largest, codes[c])
+        if largest < top:
+            break
+        gap = largest - 1
+        while gap >= 1 and (present >> gap) & 1:
+            gap -= 1
+        if gap < 1:
+            break
+        for c in range(16):
+            if codes[c] > gap:
+                codes[c] -= 1
+    return with_codes(b, codes)"""
+
+
 def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False, state_values: bool = False) -> str:
     """Complete module source: network-specific header, then the shared episode kernels.
 
@@ -326,8 +421,16 @@ def td_update(w, dirty, b, target, alpha_split):
 {_expectation_function(spec) if state_values else _NO_EXPECTATION}
 
 
+{_canonical_function(spec)}
+
+
+{_DOWNGRADE}
+
+
 '''
-    return _constants_as_globals(header + body)
+    search = _SEARCH_SOURCE.read_text()
+    search = search[search.index(_SEARCH_MARKER):]
+    return _constants_as_globals(header + body + "\n\n" + search)
 
 
 def _constants_as_globals(source: str) -> str:

@@ -1,0 +1,214 @@
+"""Search kernels: expectimax over the network's values, whole games played with it.
+
+Like :mod:`td2048.kernels.episode`, this file is not imported as it is: its text below the
+marker is appended to each network's generated module (:mod:`td2048.kernels.codegen`), after
+the episode kernels, whose ``select_move`` it reuses for the last ply. Nothing here changes a
+weight: this is playing, not learning.
+
+Depth follows TDL2048+'s ply convention. Depth 1 is the greedy choice, ``r + V(s')``. At depth
+d > 1 a move is worth ``r +`` the expectation, over every empty cell of its afterstate ``s'``
+and both new tiles (the game's own probabilities), of the best value at depth d - 1 of the
+state so made; a state with no legal move is worth 0::
+
+    move value (d)       = r + A(s', d)
+    A(s', 1)             = V(s')                         (state values: E[V(s' + new tile)])
+    A(s', d > 1)         = mean over empty cells c of  0.9 M(s' + tile 1 at c, d - 1)
+                                                     + 0.1 M(s' + tile 2 at c, d - 1)
+    M(s, d)              = max over legal moves of r + A(s', d); 0 if none
+
+``A`` is the one recursive function; its results at d > 1 go through the transposition
+table (keyed by the afterstate, up to the network's symmetries, and by d). A depth limit
+``limits[n]`` caps d for an afterstate with n empty cells, so that wide-open boards, whose
+expectations are the costliest and matter least, are searched less deep.
+"""
+# ruff: noqa: F821  (move, select_move, np, njit, ... come from the generated module)
+
+# ---- search kernels (shared by every network) ----
+P_FIRST_TILE = 1.0 - P_SECOND_TILE
+NO_LIMITS = np.full(17, 1 << 30, np.int64)  # limits[n]: the deepest search of an afterstate with n empty cells
+TT_KEY_LO, TT_KEY_HI, TT_DEPTH, TT_VALUE = 0, 1, 2, 3  # an entry: 4 words, two entries to a 64-byte line
+NODES, LEAVES, TT_PROBES, TT_HITS = 0, 1, 2, 3  # counters
+
+
+@njit(inline='always')
+def leaf_value(w, after, xs, r):
+    """A(s', 1) from the feature indices in row r of xs."""
+    if STATE_VALUES:
+        return expected_value_of(w, after, xs, r)
+    return value_of(w, xs, r)
+
+
+@njit(inline='always')
+def tt_slot(lo, hi, entries):
+    """First entry of the key's 2-entry bucket (entries: a power of two)."""
+    h = lo * U64(0x9E3779B97F4A7C15) ^ (hi + U64(0x632BE59BD9B4E019)) * U64(0xC2B2AE3D27D4EB4F)
+    h ^= h >> U64(31)
+    return np.int64(h & U64(entries - 2))
+
+
+@njit
+def afterstate_value(table, w, after, depth, work, tt, ttv, limits, counters):
+    """A(after, depth) (see the module's docstring); ``work``: from scratch(), ``tt``/``ttv``: the table
+    as words and as floats (no entries: no table), ``counters``: nodes, leaves, probes, hits."""
+    empty = empty_mask(after)
+    n = 0
+    for c in range(16):
+        n += np.int64((empty >> U64(4 * c)) & U64(1))
+    if depth > limits[n]:
+        depth = limits[n]
+    if depth <= 1 or n == 0:
+        counters[LEAVES] += 1
+        xs = work[0]
+        feature_indices(after, xs, 12)
+        return leaf_value(w, after, xs, 12)
+    counters[NODES] += 1
+    entries = tt.shape[0]
+    slot = 0
+    lo = U64(0)
+    hi = U64(0)
+    if entries > 0:
+        lo, hi = board_words(canonical(after))
+        slot = tt_slot(lo, hi, entries)
+        counters[TT_PROBES] += 1
+        for e in range(slot, slot + 2):
+            if tt[e, TT_DEPTH] == U64(depth) and tt[e, TT_KEY_LO] == lo and tt[e, TT_KEY_HI] == hi:
+                counters[TT_HITS] += 1
+                return ttv[e, TT_VALUE]
+    total = 0.0
+    for c in range(16):
+        if (empty >> U64(4 * c)) & U64(1):
+            for code in range(1, 3):
+                s = place_tile(after, c, code)
+                if depth == 2:  # the last ply: the greedy choice, with its afterstates' weights fetched together
+                    d, _, r, v = best_move(table, w, s, work)
+                    best = r + v if d >= 0 else 0.0
+                    counters[LEAVES] += 1
+                else:
+                    best = -np.inf
+                    for d in range(4):
+                        a, r = move(table, s, d)
+                        if a != s:
+                            v = r + afterstate_value(table, w, a, depth - 1, work, tt, ttv, limits, counters)
+                            if v > best:
+                                best = v
+                    if best == -np.inf:
+                        best = 0.0
+                total += (P_FIRST_TILE if code == 1 else P_SECOND_TILE) * best
+    value = total / n
+    if entries > 0:
+        # replacement: an empty entry or the same key, else the shallower of the two (a deep
+        # result costs the most to find again); measured in benchmarks/bench_search.py
+        e = slot
+        if not (tt[slot, TT_DEPTH] == U64(0) or (tt[slot, TT_KEY_LO] == lo and tt[slot, TT_KEY_HI] == hi)):
+            if tt[slot + 1, TT_DEPTH] == U64(0) or tt[slot + 1, TT_DEPTH] <= tt[slot, TT_DEPTH]:
+                e = slot + 1
+        tt[e, TT_KEY_LO] = lo
+        tt[e, TT_KEY_HI] = hi
+        tt[e, TT_DEPTH] = U64(depth)
+        ttv[e, TT_VALUE] = value
+    return value
+
+
+@njit
+def search_values(table, w, board, depth, downgrade, work, tt, ttv, limits, counters, values):
+    """values[d] = r + A(afterstate of move d, depth) for each move, NaN where illegal; returns the best
+    move (the first of equals, as the greedy choice takes it) or -1 when none is legal.
+
+    With ``downgrade`` > 0, a board holding a code >= downgrade is searched as its downgraded
+    board (see ``downgraded``); the moves are the same, their values those of that board."""
+    b = board
+    if downgrade > 0 and max_code(board) >= downgrade:
+        b = downgraded(board, downgrade)
+    best, best_value = -1, -np.inf
+    for d in range(4):
+        after, r = move(table, b, d)
+        if after == b:
+            values[d] = np.nan
+            continue
+        values[d] = r + afterstate_value(table, w, after, depth, work, tt, ttv, limits, counters)
+        if values[d] > best_value:
+            best, best_value = d, values[d]
+    return best
+
+
+@njit
+def search_play_from(table, w, rng, board, score, steps, depth, downgrade, tt, ttv, limits, counters):
+    """Play on from ``board`` choosing each move by search at ``depth`` (depth 1: the greedy kernel,
+    the same choices and random draws as PLAY). Returns (score, steps, final board, handed off):
+    a 4-bit board with two 32768 tiles hands the game off, as in play_from."""
+    work = scratch()
+    values = np.empty(4)
+    while True:
+        if needs_wide(board):
+            return score, steps, board, True
+        if depth <= 1 and downgrade == 0:
+            d, after, r, _ = best_move(table, w, board, work)
+        else:
+            d = search_values(table, w, board, depth, downgrade, work, tt, ttv, limits, counters, values)
+            if d >= 0:
+                after, r = move(table, board, d)
+        if d < 0:
+            break
+        score += r
+        steps += 1
+        board = spawn_tile(after, rng)
+    return score, steps, board, False
+
+
+@njit
+def search_block(table, w, rng, depth, downgrade, tt, ttv, limits, counters, out_score, out_max_code, out_moves,
+                 handoff, handoff_counts):
+    """Up to len(out_score) games from new boards, played by search; as run_block: (games finished, handed off)."""
+    for e in range(out_score.shape[0]):
+        score, steps, final, handed = search_play_from(table, w, rng, new_game(rng), 0, 0, depth, downgrade, tt,
+                                                       ttv, limits, counters)
+        if handed:
+            store_board(handoff, 0, final)
+            handoff_counts[0] = score
+            handoff_counts[1] = steps
+            return e, True
+        out_score[e] = score
+        out_moves[e] = steps
+        out_max_code[e] = max_code(final)
+    return out_score.shape[0], False
+
+
+@njit
+def search_finish(table, w, rng, depth, downgrade, tt, ttv, limits, counters, start, counts):
+    """Finish a game handed off by another board width (``start[0]``: its board, ``counts``: score, moves)."""
+    score, steps, board, handed = search_play_from(table, w, rng, load_board(start, 0), counts[0], counts[1], depth,
+                                                   downgrade, tt, ttv, limits, counters)
+    store_board(start, 0, board)
+    counts[0] = score
+    counts[1] = steps
+    return max_code(board), handed
+
+
+@njit
+def search_step(table, w, rng, board, depth, downgrade, tt, ttv, limits, counters, values):
+    """One decision and the new tile after it, for callers that time each decision (records):
+    (direction or -1, reward, afterstate, next board); ``values`` gets each move's value."""
+    work = scratch()
+    d = search_values(table, w, board, depth, downgrade, work, tt, ttv, limits, counters, values)
+    if d < 0:
+        return d, 0, board, board
+    after, r = move(table, board, d)
+    return d, r, after, spawn_tile(after, rng)
+
+
+@njit
+def spawn_on(board, rng):
+    """The board with one new tile (code 1 or 2 on a random empty cell), as every game places it."""
+    return spawn_tile(board, rng)
+
+
+@njit
+def board_needs_wide(board):
+    """Whether a game on this board must go on on 5-bit cells (two 32768 tiles on 4-bit cells)."""
+    return needs_wide(board)
+
+
+@njit
+def scratch_arrays():
+    """scratch(), for callers in Python (search_values takes it)."""
+    return scratch()

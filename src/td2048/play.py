@@ -1,0 +1,327 @@
+"""Playing: choosing moves, greedily or by expectimax search, and playing games without learning.
+
+Everything that plays a model's games goes through :class:`Agent`: ``td2048 eval``, the
+records, ``td2048 analyze`` and ``td2048 bench``'s test phase. Learning lives in
+:mod:`td2048.learn` and never calls this module; this module never changes a weight.
+
+Depth 1 is the greedy choice (the largest r + V(afterstate)); depth d > 1 is expectimax over
+the new tiles, d moves deep (see :mod:`td2048.kernels.search` for the recursion). The search
+runs in compiled code from the root to the leaves; Python calls it once per block of games
+(or once per decision, when decisions are timed for records).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from td2048.config import DEFAULT_MEMORY_LIMIT
+from td2048.errors import TD2048Error
+from td2048.games.game2048 import MOVE_NAMES, row_table
+from td2048.games.rules import tile_value
+from td2048.games.wide import wide_row_table
+from td2048.network import Network, aligned_zeros, format_bytes, parse_size
+from td2048.rng import make_rng_state
+from td2048.stats import BlockStats
+
+MAX_DEPTH = 8  # a depth-8 search of one open board already takes minutes
+DEFAULT_TT_SIZE = "64MiB"  # per thread: 2M entries, more than a depth-4 game's searches fill
+TT_ENTRY_BYTES = 32  # key (2 words), depth, value: two entries to a cache line
+_RNG_STRIDE = 16  # uint64s per thread's random state: two cache lines, no false sharing
+
+
+def parse_limits(text: str | None) -> np.ndarray | None:
+    """``--limit 9,9,9,9,5,4,3,3,2`` -> int64[17]: the deepest search of an afterstate with 0, 1, 2, ...
+    empty cells (TDL2048+'s ``limit=``); the last number holds for every count after it. None: no limit."""
+    if text is None:
+        return None
+    try:
+        numbers = [int(part) for part in text.replace(" ", ",").split(",") if part]
+    except ValueError:
+        numbers = []
+    if not numbers or len(numbers) > 17 or any(n < 1 or n > MAX_DEPTH for n in numbers):
+        raise TD2048Error(f"bad --limit {text!r}: 1 to 17 depths from 1 to {MAX_DEPTH}, comma-separated, for "
+                          "afterstates with 0, 1, 2, ... empty cells (the last one holds for the rest)")
+    return np.array(numbers + [numbers[-1]] * (17 - len(numbers)), np.int64)
+
+
+@dataclass(frozen=True)
+class Search:
+    """How moves are chosen: depth, transposition table, depth limits, tile downgrading.
+
+    ``tt_size``: bytes of transposition table per thread (0: none; used at depth > 1 only).
+    ``limits``: see :func:`parse_limits`. ``downgrade``: a tile value (2048 only): boards
+    holding a tile at or above it are searched downgraded (0: never)."""
+
+    depth: int = 1
+    tt_size: int = 0
+    limits: str | None = None
+    downgrade: int = 0
+
+    def validate(self, game: str = "2048") -> None:
+        if not isinstance(self.depth, int) or not 1 <= self.depth <= MAX_DEPTH:
+            raise TD2048Error(f"--depth must be from 1 to {MAX_DEPTH}, not {self.depth}")
+        if self.tt_size < 0:
+            raise TD2048Error(f"--tt-size must be a size (64MiB) or 0, not {self.tt_size}")
+        parse_limits(self.limits)
+        if self.downgrade:
+            if game != "2048":
+                raise TD2048Error("--downgrade is for 2048: in 2584 a downgraded board merges other tiles")
+            if self.downgrade < 4 or self.downgrade & (self.downgrade - 1):
+                raise TD2048Error(f"--downgrade must be a tile of 2048 (a power of two >= 4), not {self.downgrade}")
+
+    def tt_entries(self) -> int:
+        """Entries of each thread's table: a power of two (buckets of 2), 0 when there is none."""
+        if self.depth <= 1 or self.tt_size < 2 * TT_ENTRY_BYTES:
+            return 0
+        return 1 << int(np.log2(self.tt_size // TT_ENTRY_BYTES))
+
+    def describe(self) -> str:
+        if self.depth == 1 and not self.downgrade:
+            return "depth 1 (greedy)"
+        parts = [f"depth {self.depth}"]
+        if self.depth > 1:
+            entries = self.tt_entries()
+            parts.append(f"TT {format_bytes(entries * TT_ENTRY_BYTES)}" if entries else "no TT")
+        if self.limits:
+            parts.append(f"limit {self.limits}")
+        if self.downgrade:
+            parts.append(f"downgrade at {self.downgrade}")
+        return ", ".join(parts)
+
+
+def parse_search(depth: int = 1, tt_size: str | int | None = None, limits: str | None = None,
+                 downgrade: int | None = None, game: str = "2048") -> Search:
+    """A Search from command-line values (``tt_size`` "64MiB", "0" for none; None: the default)."""
+    size = parse_size(DEFAULT_TT_SIZE if tt_size is None else str(tt_size))
+    search = Search(depth, size, limits, downgrade or 0)
+    search.validate(game)
+    return search
+
+
+class Agent:
+    """Plays a network's games without learning, choosing each move by ``search``.
+
+    With ``threads`` > 1, games are shared among threads that play at once (each with its own
+    random state and transposition table); one thread is reproducible from ``seed``, and at
+    depth 1 plays exactly the games of the greedy kernel.
+    """
+
+    def __init__(self, network: Network, search: Search | None = None, seed: int | None = None,
+                 threads: int = 1, memory_limit: int = DEFAULT_MEMORY_LIMIT):
+        if threads < 1:
+            raise TD2048Error(f"threads must be at least 1, not {threads}")
+        self.network = network
+        self.search = search or Search()
+        self.search.validate(network.game)
+        self.threads = threads
+        entries = self.search.tt_entries()
+        if network.spec.nbytes + threads * entries * TT_ENTRY_BYTES > memory_limit:
+            raise TD2048Error(f"the weights ({format_bytes(network.spec.nbytes)}) and {threads} transposition "
+                              f"table(s) of {format_bytes(entries * TT_ENTRY_BYTES)} exceed the memory limit "
+                              f"({format_bytes(memory_limit)}): give a smaller --tt-size")
+        self._tt = aligned_zeros(threads, max(entries, 0) * 4 * 2).view(np.uint64).reshape(threads, entries, 4) \
+            if entries else np.zeros((threads, 0, 4), np.uint64)
+        self._ttv = self._tt.view(np.float64)
+        self._limits = parse_limits(self.search.limits)
+        if self._limits is None:
+            self._limits = np.full(17, 1 << 30, np.int64)
+        self._downgrade_code = int(np.log2(self.search.downgrade)) if self.search.downgrade else 0
+        self.counters = np.zeros((threads, 8), np.int64)  # nodes, leaves, TT probes, TT hits (one line each)
+        children = np.random.SeedSequence(seed).spawn(threads) if threads > 1 else [seed]
+        self._rng_rows = np.zeros((threads, _RNG_STRIDE), np.uint64)
+        self._rng_rows[:, :4] = np.stack([make_rng_state(child) for child in children])
+        self._table = wide_row_table(network.game) if network.wide else row_table()
+
+    @property
+    def rng_state(self) -> np.ndarray:
+        return self._rng_rows[0, :4]
+
+    def _board(self, board):
+        return self.network._board(board)
+
+    def analyze(self, board) -> dict[str, float | None]:
+        """The value of every move of a position (r + its afterstate's value at the search depth),
+        None for an illegal move, in the order up, right, down, left."""
+        values = np.zeros(4)
+        kernels = self.network.kernels
+        kernels.search_values(self._table, self.network.weights, self._board(board), self.search.depth,
+                              self._downgrade_code, kernels.scratch_arrays(), self._tt[0], self._ttv[0],
+                              self._limits, self.counters[0], values)
+        return {name: (None if np.isnan(v) else float(v)) for name, v in zip(MOVE_NAMES, values, strict=True)}
+
+    def play(self, games: int, on_progress: Callable[[int], None] | None = None, episodes: int | None = None,
+             ) -> BlockStats:
+        """Play ``games`` games; their statistics as one block (``episodes``: the block's count, default games)."""
+        scores, max_codes, moves = (np.zeros(games, np.int64) for _ in range(3))
+        lock = threading.Lock()
+        state = {"next": 0, "done": 0}
+        batch_cap = 1 if self.search.depth > 2 else 10 if self.search.depth == 2 else 1000
+
+        def worker(thread):
+            while True:
+                with lock:
+                    lo = state["next"]
+                    hi = min(games, lo + max(1, min(batch_cap, (games - lo) // (2 * self.threads))))
+                    state["next"] = hi
+                if lo >= games:
+                    return
+                self._play_games(thread, scores[lo:hi], max_codes[lo:hi], moves[lo:hi])
+                with lock:
+                    state["done"] += hi - lo
+                    done = state["done"]
+                if on_progress is not None and thread == 0:
+                    on_progress(done)
+
+        start = time.perf_counter()
+        run_threads(self.threads, worker)
+        seconds = time.perf_counter() - start
+        if on_progress is not None:
+            on_progress(games)
+        return BlockStats.from_block(games if episodes is None else episodes, scores, max_codes, moves, seconds,
+                                     game=self.network.game)
+
+    def _play_games(self, thread, scores, max_codes, moves) -> None:
+        kernels = self.network.kernels
+        words = 2 if self.network.wide else 1
+        handoff = np.zeros((2, words), np.uint64)
+        counts = np.zeros(2, np.int64)
+        lo = 0
+        while lo < len(scores):
+            played, handed = kernels.search_block(self._table, self.network.weights, self._rng_rows[thread, :4],
+                                                  self.search.depth, self._downgrade_code, self._tt[thread],
+                                                  self._ttv[thread], self._limits, self.counters[thread],
+                                                  scores[lo:], max_codes[lo:], moves[lo:], handoff, counts)
+            lo += played
+            if handed:
+                scores[lo], moves[lo], max_codes[lo] = self._finish_wide(thread, handoff[0], counts)
+                lo += 1
+
+    def _finish_wide(self, thread, board, counts) -> tuple[int, int, int]:
+        """Finish on 5-bit cells a game that reached two 32768 tiles on 4-bit cells: (score, moves, code).
+
+        The table is emptied first: the same words mean another board there (32768s merge)."""
+        wide = self.network.wide_kernels()
+        self._tt[thread][:] = 0
+        start = np.zeros((2, 2), np.uint64)
+        start[0, 0] = board[0]
+        largest, _ = wide.search_finish(wide_row_table(self.network.game), self.network.weights,
+                                        self._rng_rows[thread, :4], self.search.depth, self._downgrade_code,
+                                        self._tt[thread], self._ttv[thread], self._limits, self.counters[thread],
+                                        start, counts)
+        self._tt[thread][:] = 0
+        return int(counts[0]), int(counts[1]), int(largest)
+
+    def play_from(self, board) -> tuple[int, int, int]:
+        """Play one game on from a position (an int; (lo, hi) on 5-bit cells): (score, moves, largest code)."""
+        kernels = self.network.kernels
+        start = np.zeros((2, 2 if self.network.wide else 1), np.uint64)
+        start[0] = board if self.network.wide else [board]
+        counts = np.zeros(2, np.int64)
+        largest, handed = kernels.search_finish(self._table, self.network.weights, self._rng_rows[0, :4],
+                                                self.search.depth, self._downgrade_code, self._tt[0], self._ttv[0],
+                                                self._limits, self.counters[0], start, counts)
+        if handed:
+            return self._finish_wide(0, start[0], counts)
+        return int(counts[0]), int(counts[1]), int(largest)
+
+    def _kernels_for_board(self, board):
+        """(kernels, row table, board as those kernels take it): a 4-bit board goes on on 5-bit cells once
+        it holds two 32768 tiles (the transposition table is emptied then: the same words mean another
+        board there)."""
+        net = self.network
+        if isinstance(board, tuple):
+            return net.wide_kernels(), wide_row_table(net.game), (np.uint64(board[0]), np.uint64(board[1]))
+        narrow = np.uint64(board)
+        if not net.wide and net.kernels.board_needs_wide(narrow):
+            self._tt[0][:] = 0
+            return net.wide_kernels(), wide_row_table(net.game), (narrow, np.uint64(0))
+        return net.kernels, self._table, narrow
+
+    def spawn(self, board):
+        """``board`` (an int; (lo, hi) on 5-bit cells) with one new tile, from the first thread's random state."""
+        kernels, _, typed = self._kernels_for_board(board)
+        placed = kernels.spawn_on(typed, self.rng_state)
+        return (int(placed[0]), int(placed[1])) if isinstance(placed, tuple) else int(placed)
+
+    def step(self, board, values: np.ndarray) -> tuple[int, int, object, object]:
+        """One decision on ``board`` and the new tile after it: (direction or -1, reward, afterstate,
+        next board), boards as ints or, once on 5-bit cells, (lo, hi); ``values`` gets each move's value."""
+        kernels, table, typed = self._kernels_for_board(board)
+        d, reward, after, following = kernels.search_step(table, self.network.weights, self.rng_state, typed,
+                                                          self.search.depth, self._downgrade_code, self._tt[0],
+                                                          self._ttv[0], self._limits, self.counters[0], values)
+        if isinstance(typed, tuple):
+            return int(d), int(reward), (int(after[0]), int(after[1])), (int(following[0]), int(following[1]))
+        return int(d), int(reward), int(after), int(following)
+
+    def search_counts(self) -> dict[str, int]:
+        total = self.counters.sum(axis=0)
+        return {"nodes": int(total[0]), "leaves": int(total[1]), "tt_probes": int(total[2]), "tt_hits": int(total[3])}
+
+
+def run_threads(threads: int, worker: Callable[[int], None]) -> None:
+    """Run ``worker(thread)`` on ``threads`` threads (the kernels release the GIL) and wait for all;
+    the first error is raised here. One thread runs on the caller's."""
+    if threads == 1:
+        worker(0)
+        return
+    errors = []
+
+    def guarded(thread):
+        try:
+            worker(thread)
+        except BaseException as error:  # noqa: BLE001 - handed to the calling thread
+            errors.append(error)
+
+    workers = [threading.Thread(target=guarded, args=(t,), daemon=True) for t in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    if errors:
+        raise errors[0]
+
+
+def evaluate(network: Network, games: int, seed: int | None = None, threads: int = 1,
+             on_progress: Callable[[int], None] | None = None, search: Search | None = None) -> BlockStats:
+    """Play ``games`` games without learning; their statistics as one block."""
+    return Agent(network, search, seed, threads).play(games, on_progress)
+
+
+def parse_board(text: str, game: str = "2048", wide: bool = False):
+    """``"0,2,4,8,0,..."`` (16 tile values, row-major, comma- or space-separated, 0 empty) -> the kernels'
+    board: an int on 4-bit cells, (lo, hi) on 5-bit ones. Raises TD2048Error with one line."""
+    parts = [p for p in text.replace(",", " ").split() if p]
+    if len(parts) != 16:
+        raise TD2048Error(f"a board is 16 tile values (row-major, 0 for empty), not {len(parts)}: {text!r}")
+    codes = []
+    limit = 31 if wide else 15
+    tiles = {tile_value(game, code): code for code in range(limit + 1)}
+    for part in parts:
+        try:
+            value = int(part)
+        except ValueError:
+            raise TD2048Error(f"{part!r} is not a tile value of {game}") from None
+        if value not in tiles:
+            raise TD2048Error(f"{value} is not a tile of {game}" + ("" if wide or value < 65536 else
+                                                                    " on this model's 4-bit cells"))
+        codes.append(tiles[value])
+    if wide:
+        lo = sum((c & 0xF) << (4 * i) for i, c in enumerate(codes))
+        hi = sum((c >> 4) << i for i, c in enumerate(codes))
+        return lo, hi
+    return sum(c << (4 * i) for i, c in enumerate(codes))
+
+
+def search_settings_json(search: Search) -> dict:
+    return {"depth": search.depth, "tt_size": search.tt_entries() * TT_ENTRY_BYTES, "limit": search.limits,
+            "downgrade": search.downgrade}
+
+
+__all__ = ["Agent", "Search", "evaluate", "parse_board", "parse_search", "parse_limits", "MAX_DEPTH",
+           "format_bytes"]
