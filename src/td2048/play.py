@@ -39,8 +39,8 @@ def parse_limits(text: str | None) -> np.ndarray | None:
     empty cells (TDL2048+'s ``limit=``); the last number holds for every count after it. None: no limit."""
     if text is None:
         return None
-    try:
-        numbers = [int(part) for part in text.replace(" ", ",").split(",") if part]
+    try:  # TDL2048+ writes them as plies, "5p": the same numbers
+        numbers = [int(part.removesuffix("p")) for part in text.replace(" ", ",").split(",") if part]
     except ValueError:
         numbers = []
     if not numbers or len(numbers) > 17 or any(n < 1 or n > MAX_DEPTH for n in numbers):
@@ -97,7 +97,8 @@ class Search:
 def parse_search(depth: int = 1, tt_size: str | int | None = None, limits: str | None = None,
                  downgrade: int | None = None, game: str = "2048") -> Search:
     """A Search from command-line values (``tt_size`` "64MiB", "0" for none; None: the default)."""
-    size = parse_size(DEFAULT_TT_SIZE if tt_size is None else str(tt_size))
+    text = DEFAULT_TT_SIZE if tt_size is None else str(tt_size).strip()
+    size = 0 if text == "0" else parse_size(text)
     search = Search(depth, size, limits, downgrade or 0)
     search.validate(game)
     return search

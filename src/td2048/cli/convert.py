@@ -1,4 +1,4 @@
-"""``td2048 convert``: between td2048 model files and the course demo's binary weight files."""
+"""``td2048 convert``: between td2048 model files, the course demo's weight files and TDL2048+'s."""
 
 from __future__ import annotations
 
@@ -8,32 +8,38 @@ from pathlib import Path
 from td2048.errors import TD2048Error
 from td2048.io.demo import read_demo_weights, write_demo_weights
 from td2048.io.model import EXTENSION, load_model, save_model
+from td2048.io.tdl import read_tdl_weights, write_tdl_weights
 
-HELP = "convert between .td2048 models and the course demo's .bin weight files"
+HELP = "convert between .td2048 models, the course demo's .bin and TDL2048+'s .w weight files"
 DESCRIPTION = """\
-Convert a model between td2048's .td2048 format and the course demo's binary weight file
-(.bin: u64 feature count, then per feature its name, entry count and float32 weights).
-The direction follows the extensions: IN.bin -> OUT.td2048 imports a network trained
-with the demo (8 isomorphisms, the tuples from the feature names); IN.td2048 -> OUT.bin
-exports one the demo can load.
+Convert a model between td2048's .td2048 format and another program's weight file; the
+direction follows the extensions, one side being .td2048:
+  .bin  the course demo's (u64 feature count, then per feature its name, entry count and
+        float32 weights)
+  .w    TDL2048+'s (its 4x6patt is td2048's 4x6, 8x6patt its 8x6, or any list of hex
+        patterns); play it there with: 2048 -n 4x6patt -i FILE.w -e 1000 (-d 2p for search)
+Imported networks are 2048 afterstate networks over 8 isomorphisms; exported ones must be.
 """
+
+READERS = {".bin": read_demo_weights, ".w": read_tdl_weights}
+WRITERS = {".bin": write_demo_weights, ".w": write_tdl_weights}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("input", type=Path, help="IN.td2048 or IN.bin")
-    p.add_argument("output", type=Path, help="OUT.bin or OUT.td2048")
+    p.add_argument("input", type=Path, help="IN.td2048, IN.bin or IN.w")
+    p.add_argument("output", type=Path, help="OUT.bin, OUT.w or OUT.td2048")
 
 
 def run(args: argparse.Namespace) -> int:
     src, dst = args.input.suffix.lower(), args.output.suffix.lower()
-    if src == ".bin" and dst == EXTENSION:
-        network = read_demo_weights(args.input)
+    if src in READERS and dst == EXTENSION:
+        network = READERS[src](args.input)
         save_model(args.output, network, training={"converted_from": str(args.input)})
-    elif src == EXTENSION and dst == ".bin":
+    elif src == EXTENSION and dst in WRITERS:
         network, _ = load_model(args.input)
-        write_demo_weights(args.output, network)
+        WRITERS[dst](args.output, network)
     else:
         raise TD2048Error(f"cannot tell the direction from {args.input.name} -> {args.output.name}: "
-                          f"one side must be {EXTENSION}, the other .bin")
+                          f"one side must be {EXTENSION}, the other .bin or .w")
     print(f"{args.input} -> {args.output}: {network.spec.describe()}")
     return 0
