@@ -62,7 +62,8 @@ def write_tdl_weights(path: str | os.PathLike, network: Network) -> None:
     with atomic_open(path, "wb") as f:
         f.write(struct.pack("<BI", _FILE_FORMAT, len(network.spec.tuples)))
         for cells, table in zip(network.spec.tuples, network.tables(), strict=True):
-            f.write(struct.pack("<B", _TABLE_FORMAT) + _name_bytes(cells) + struct.pack("<HQ", _VALUE_BYTES, table.size))
+            head = struct.pack("<B", _TABLE_FORMAT) + _name_bytes(cells) + struct.pack("<HQ", _VALUE_BYTES, table.size)
+            f.write(head)
             f.write(memoryview(np.ascontiguousarray(table, "<f4")).cast("B"))
             f.write(struct.pack("<H", 0))
 
