@@ -45,3 +45,11 @@ def test_records_go_on_through_the_handoff():
                                            start, 0)
     assert largest >= 16 and score >= 65536
     assert (actions[:n:2, 0] == 1).all() and actions[0, 2] >= 65536  # slides first; the merge pays 65536
+
+
+def test_search_goes_on_through_the_handoff():
+    from td2048.play import Search
+
+    net = Network(parse_network("2x4"))  # zero weights: values are rewards, so it takes the 65536 merge
+    score, moves, largest = Agent(net, Search(2, tt_size=1 << 16), seed=1).play_from(TWO_32768)
+    assert largest >= 16 and score >= 65536 and moves > 0

@@ -132,7 +132,8 @@ class Agent:
         if self._limits is None:
             self._limits = np.full(17, 1 << 30, np.int64)
         self._downgrade_code = int(np.log2(self.search.downgrade)) if self.search.downgrade else 0
-        self.counters = np.zeros((threads, 8), np.int64)  # nodes, leaves, TT probes, TT hits (one line each)
+        # nodes, leaves, TT probes, TT hits: each thread's on two cache lines of its own (no false sharing)
+        self.counters = np.zeros((threads, 16), np.int64)
         children = np.random.SeedSequence(seed).spawn(threads) if threads > 1 else [seed]
         self._rng_rows = np.zeros((threads, _RNG_STRIDE), np.uint64)
         self._rng_rows[:, :4] = np.stack([make_rng_state(child) for child in children])
@@ -178,6 +179,7 @@ class Agent:
                 if on_progress is not None and thread == 0:
                     on_progress(done)
 
+        self._play_games(0, scores[:0], max_codes[:0], moves[:0])  # compiles, or loads, the kernels: not timed
         start = time.perf_counter()
         run_threads(self.threads, worker)
         seconds = time.perf_counter() - start

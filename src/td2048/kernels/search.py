@@ -47,6 +47,53 @@ def tt_slot(lo, hi, entries):
 
 
 @njit
+def leaves_expectation(table, w, after, empty, n, work, counters):
+    """A(after, 2): the mean over new tiles of the greedy r + V of the state so made, with the weights of
+    one new tile's afterstates asked for while the last one's are summed (two banks of 4 rows), so that
+    the 8 x 32 reads of two placements wait on memory together."""
+    xs, afters, rewards = work
+    total = 0.0
+    last = 2 * n  # placements: (k // 2)-th empty cell, tile k % 2 + 1
+    cell = -1
+    pending_code = 0
+    for k in range(last + 1):
+        if k < last:
+            if k % 2 == 0:
+                cell += 1
+                while not (empty >> U64(4 * cell)) & U64(1):
+                    cell += 1
+            s = place_tile(after, cell, 1 + k % 2)
+            bank = 4 * (k % 2)
+            for d in range(4):
+                a, r = move(table, s, d)
+                store_board(afters, bank + d, a)
+                rewards[bank + d] = r if a != s else -1
+                if a != s:
+                    feature_indices(a, xs, bank + d)
+                    prefetch_indices(w, xs, bank + d)
+        if k > 0:
+            j = k - 1
+            bank = 4 * (j % 2)
+            best = -np.inf
+            for d in range(4):
+                if rewards[bank + d] >= 0:
+                    v = rewards[bank + d] + leaf_value(w, load_board(afters, bank + d), xs, bank + d)
+                    if v > best:
+                        best = v
+            if best == -np.inf:
+                best = 0.0
+            counters[LEAVES] += 1
+            total += (P_FIRST_TILE if j % 2 == 0 else P_SECOND_TILE) * best
+    return total / n
+
+
+@njit(inline='always')
+def search_scratch():
+    """scratch() with room for two placements' afterstates (leaves_expectation's two banks)."""
+    return np.empty((13, N_FEATURES), np.uint64), np.empty((8, 2), np.uint64), np.empty(8, np.int64)
+
+
+@njit
 def afterstate_value(table, w, after, depth, work, tt, ttv, limits, counters):
     """A(after, depth) (see the module's docstring); ``work``: from scratch(), ``tt``/``ttv``: the table
     as words and as floats (no entries: no table), ``counters``: nodes, leaves, probes, hits."""
@@ -74,16 +121,14 @@ def afterstate_value(table, w, after, depth, work, tt, ttv, limits, counters):
             if tt[e, TT_DEPTH] == U64(depth) and tt[e, TT_KEY_LO] == lo and tt[e, TT_KEY_HI] == hi:
                 counters[TT_HITS] += 1
                 return ttv[e, TT_VALUE]
-    total = 0.0
-    for c in range(16):
-        if (empty >> U64(4 * c)) & U64(1):
-            for code in range(1, 3):
-                s = place_tile(after, c, code)
-                if depth == 2:  # the last ply: the greedy choice, with its afterstates' weights fetched together
-                    d, _, r, v = best_move(table, w, s, work)
-                    best = r + v if d >= 0 else 0.0
-                    counters[LEAVES] += 1
-                else:
+    if depth == 2:  # the last ply: greedy choices, their weights fetched a placement ahead
+        value = leaves_expectation(table, w, after, empty, n, work, counters)
+    else:
+        total = 0.0
+        for c in range(16):
+            if (empty >> U64(4 * c)) & U64(1):
+                for code in range(1, 3):
+                    s = place_tile(after, c, code)
                     best = -np.inf
                     for d in range(4):
                         a, r = move(table, s, d)
@@ -93,8 +138,8 @@ def afterstate_value(table, w, after, depth, work, tt, ttv, limits, counters):
                                 best = v
                     if best == -np.inf:
                         best = 0.0
-                total += (P_FIRST_TILE if code == 1 else P_SECOND_TILE) * best
-    value = total / n
+                    total += (P_FIRST_TILE if code == 1 else P_SECOND_TILE) * best
+        value = total / n
     if entries > 0:
         # replacement: an empty entry or the same key, else the shallower of the two (a deep
         # result costs the most to find again); measured in benchmarks/bench_search.py
@@ -136,7 +181,7 @@ def search_play_from(table, w, rng, board, score, steps, depth, downgrade, tt, t
     """Play on from ``board`` choosing each move by search at ``depth`` (depth 1: the greedy kernel,
     the same choices and random draws as PLAY). Returns (score, steps, final board, handed off):
     a 4-bit board with two 32768 tiles hands the game off, as in play_from."""
-    work = scratch()
+    work = search_scratch()
     values = np.empty(4)
     while True:
         if needs_wide(board):
@@ -188,7 +233,7 @@ def search_finish(table, w, rng, depth, downgrade, tt, ttv, limits, counters, st
 def search_step(table, w, rng, board, depth, downgrade, tt, ttv, limits, counters, values):
     """One decision and the new tile after it, for callers that time each decision (records):
     (direction or -1, reward, afterstate, next board); ``values`` gets each move's value."""
-    work = scratch()
+    work = search_scratch()
     d = search_values(table, w, board, depth, downgrade, work, tt, ttv, limits, counters, values)
     if d < 0:
         return d, 0, board, board
@@ -210,5 +255,5 @@ def board_needs_wide(board):
 
 @njit
 def scratch_arrays():
-    """scratch(), for callers in Python (search_values takes it)."""
-    return scratch()
+    """search_scratch(), for callers in Python (search_values takes it)."""
+    return search_scratch()
