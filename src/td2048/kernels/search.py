@@ -46,40 +46,72 @@ def tt_slot(lo, hi, entries):
     return np.int64(h & U64(entries - 2))
 
 
+SAME_AGAIN = 1 << 40  # added to a reward: the afterstate's value is known already (see leaves_expectation)
+
+
 @njit
 def leaves_expectation(table, w, after, empty, n, work, counters):
-    """A(after, 2): the mean over new tiles of the greedy r + V of the state so made, with the weights of
-    one new tile's afterstates asked for while the last one's are summed (two banks of 4 rows), so that
-    the 8 x 32 reads of two placements wait on memory together."""
-    xs, afters, rewards = work
+    """A(after, 2): the mean over new tiles of the greedy r + V of the state so made.
+
+    Placements go in two banks of 4 rows: the weights of one placement's afterstates are asked
+    for while the last one's are summed, so that their reads wait on memory together. And a
+    move that slides the new tile along its own line often gives the afterstate that the same
+    tile gave one cell before (``4 . . .`` + a 2 anywhere, left: ``4 2 . .``): so the last
+    afterstate of each (move, tile, line) is kept with its value (``seen``), and an afterstate
+    met again takes that value instead of reading its weights (the same value, bit for bit)."""
+    xs, afters, rewards, values, seen_after, seen_value, seen = work
+    for i in range(32):
+        seen[i] = 0
     total = 0.0
     last = 2 * n  # placements: (k // 2)-th empty cell, tile k % 2 + 1
     cell = -1
-    pending_code = 0
     for k in range(last + 1):
         if k < last:
             if k % 2 == 0:
                 cell += 1
                 while not (empty >> U64(4 * cell)) & U64(1):
                     cell += 1
-            s = place_tile(after, cell, 1 + k % 2)
+            code = 1 + k % 2
+            s = place_tile(after, cell, code)
             bank = 4 * (k % 2)
+            seen[32 + k % 2] = cell
             for d in range(4):
                 a, r = move(table, s, d)
-                store_board(afters, bank + d, a)
-                rewards[bank + d] = r if a != s else -1
-                if a != s:
+                line = cell % 4 if d % 2 == 0 else cell // 4  # up and down slide columns, left and right rows
+                slot = (2 * d + code - 1) * 4 + line
+                if a == s:
+                    rewards[bank + d] = -1
+                elif seen[slot] and a == load_board(seen_after, slot):
+                    rewards[bank + d] = r + SAME_AGAIN
+                    values[bank + d] = seen_value[slot]
+                else:
+                    store_board(afters, bank + d, a)
+                    rewards[bank + d] = r
                     feature_indices(a, xs, bank + d)
                     prefetch_indices(w, xs, bank + d)
         if k > 0:
             j = k - 1
             bank = 4 * (j % 2)
+            code = 1 + j % 2
+            placed = seen[32 + j % 2]
             best = -np.inf
             for d in range(4):
-                if rewards[bank + d] >= 0:
-                    v = rewards[bank + d] + leaf_value(w, load_board(afters, bank + d), xs, bank + d)
-                    if v > best:
-                        best = v
+                r = rewards[bank + d]
+                if r < 0:
+                    continue
+                if r >= SAME_AGAIN:
+                    r -= SAME_AGAIN
+                else:
+                    a = load_board(afters, bank + d)
+                    values[bank + d] = leaf_value(w, a, xs, bank + d)
+                    line = placed % 4 if d % 2 == 0 else placed // 4
+                    slot = (2 * d + code - 1) * 4 + line
+                    store_board(seen_after, slot, a)
+                    seen_value[slot] = values[bank + d]
+                    seen[slot] = 1
+                v = r + values[bank + d]
+                if v > best:
+                    best = v
             if best == -np.inf:
                 best = 0.0
             counters[LEAVES] += 1
@@ -89,8 +121,10 @@ def leaves_expectation(table, w, after, empty, n, work, counters):
 
 @njit(inline='always')
 def search_scratch():
-    """scratch() with room for two placements' afterstates (leaves_expectation's two banks)."""
-    return np.empty((13, N_FEATURES), np.uint64), np.empty((8, 2), np.uint64), np.empty(8, np.int64)
+    """scratch() with room for two placements' afterstates and their values, and the afterstates seen
+    per (move, tile, line) (leaves_expectation)."""
+    return (np.empty((13, N_FEATURES), np.uint64), np.empty((8, 2), np.uint64), np.empty(8, np.int64), np.zeros(8),
+            np.zeros((32, 2), np.uint64), np.zeros(32), np.zeros(34, np.int64))
 
 
 @njit
@@ -187,7 +221,7 @@ def search_play_from(table, w, rng, board, score, steps, depth, downgrade, tt, t
         if needs_wide(board):
             return score, steps, board, True
         if depth <= 1 and downgrade == 0:
-            d, after, r, _ = best_move(table, w, board, work)
+            d, after, r, _ = best_move(table, w, board, (work[0], work[1], work[2]))
         else:
             d = search_values(table, w, board, depth, downgrade, work, tt, ttv, limits, counters, values)
             if d >= 0:
