@@ -194,7 +194,7 @@ class Agent:
         handoff = np.zeros((2, words), np.uint64)
         counts = np.zeros(2, np.int64)
         lo = 0
-        while lo < len(scores):
+        while True:  # at least one call: with no games, it compiles (or loads) the kernel
             played, handed = kernels.search_block(self._table, self.network.weights, self._rng_rows[thread, :4],
                                                   self.search.depth, self._downgrade_code, self._tt[thread],
                                                   self._ttv[thread], self._limits, self.counters[thread],
@@ -203,6 +203,8 @@ class Agent:
             if handed:
                 scores[lo], moves[lo], max_codes[lo] = self._finish_wide(thread, handoff[0], counts)
                 lo += 1
+            if lo >= len(scores):
+                return
 
     def _finish_wide(self, thread, board, counts) -> tuple[int, int, int]:
         """Finish on 5-bit cells a game that reached two 32768 tiles on 4-bit cells: (score, moves, code).
