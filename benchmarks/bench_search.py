@@ -32,6 +32,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from td2048.stats import reach_rate
+
 TILES = (2048, 4096, 8192, 16384, 32768)
 SUMMARY = re.compile(r"^summary\s+\d+ms\s+([0-9.]+)ops", re.MULTILINE)
 TOTAL = re.compile(r"^total:\s+avg=(\d+)", re.MULTILINE)
@@ -46,16 +48,9 @@ def run_td2048(model: Path, depth: int, games: int, threads: int, tt: str, seed:
         cmd += ["--limit", limit]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     result = json.loads(out)
-    reach = {t: _reach(result["reach"], t) for t in TILES}
+    reach = {t: reach_rate(result["reach"], t) for t in TILES}
     return {"avg": result["avg"], "reach": reach, "moves_per_s": result["moves_per_s"], "moves": result["moves"],
             "games": games, "counts": result.get("search_counts", {})}
-
-
-def _reach(table: dict, tile: int) -> float:
-    if str(tile) in table:
-        return table[str(tile)]
-    smallest = min(int(t) for t in table)
-    return 1.0 if tile < smallest else 0.0
 
 
 def run_reference(binary: str, weights: Path, depth: int, games: int, threads: int, tt: str, seed: int) -> dict:

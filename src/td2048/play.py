@@ -21,9 +21,10 @@ import numpy as np
 
 from td2048.config import DEFAULT_MEMORY_LIMIT
 from td2048.errors import TD2048Error
+from td2048.games.bitboard import board_from_grid
 from td2048.games.game2048 import MOVE_NAMES, row_table
 from td2048.games.rules import tile_value
-from td2048.games.wide import wide_row_table
+from td2048.games.wide import wide_from_codes, wide_row_table
 from td2048.network import Network, aligned_zeros, format_bytes, parse_size
 from td2048.rng import make_rng_state
 from td2048.stats import BlockStats
@@ -125,8 +126,8 @@ class Agent:
             raise TD2048Error(f"the weights ({format_bytes(network.spec.nbytes)}) and {threads} transposition "
                               f"table(s) of {format_bytes(entries * TT_ENTRY_BYTES)} exceed the memory limit "
                               f"({format_bytes(memory_limit)}): give a smaller --tt-size")
-        self._tt = aligned_zeros(threads, max(entries, 0) * 4 * 2).view(np.uint64).reshape(threads, entries, 4) \
-            if entries else np.zeros((threads, 0, 4), np.uint64)
+        # 4 words an entry, as 8 float32 of aligned (huge-page) memory
+        self._tt = aligned_zeros(threads, 8 * entries).view(np.uint64).reshape(threads, entries, 4)
         self._ttv = self._tt.view(np.float64)
         self._limits = parse_limits(self.search.limits)
         if self._limits is None:
@@ -316,11 +317,7 @@ def parse_board(text: str, game: str = "2048", wide: bool = False):
             raise TD2048Error(f"{value} is not a tile of {game}" + ("" if wide or value < 65536 else
                                                                     " on this model's 4-bit cells"))
         codes.append(tiles[value])
-    if wide:
-        lo = sum((c & 0xF) << (4 * i) for i, c in enumerate(codes))
-        hi = sum((c >> 4) << i for i, c in enumerate(codes))
-        return lo, hi
-    return sum(c << (4 * i) for i, c in enumerate(codes))
+    return wide_from_codes(codes) if wide else board_from_grid(codes)
 
 
 def search_settings_json(search: Search) -> dict:
@@ -328,5 +325,5 @@ def search_settings_json(search: Search) -> dict:
             "downgrade": search.downgrade}
 
 
-__all__ = ["Agent", "Search", "evaluate", "parse_board", "parse_search", "parse_limits", "MAX_DEPTH",
-           "format_bytes"]
+__all__ = ["Agent", "Search", "evaluate", "parse_board", "parse_search", "parse_limits", "search_settings_json",
+           "MAX_DEPTH"]

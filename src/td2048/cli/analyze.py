@@ -8,7 +8,7 @@ import json
 from td2048.cli.options import add_search_arguments
 from td2048.errors import TD2048Error
 from td2048.io.model import load_model
-from td2048.play import Agent, Search, parse_board, parse_search
+from td2048.play import Agent, parse_board, parse_search
 
 HELP = "the value of every move of one position (expectimax to --depth)"
 DESCRIPTION = """\
@@ -42,8 +42,7 @@ def run(args: argparse.Namespace) -> int:
                           network.game)
     board = parse_board(args.board, network.game, network.wide)
     tiles = [int(p) for p in args.board.replace(",", " ").split()]
-    agent = Agent(network, Search(search.depth, search.tt_size, search.limits, search.downgrade),
-                  memory_limit=args.memory_limit)
+    agent = Agent(network, search, memory_limit=args.memory_limit)
     values = agent.analyze(board)
     legal = {name: v for name, v in values.items() if v is not None}
     if not legal:

@@ -20,6 +20,8 @@ import time
 import numpy as np
 
 from td2048.errors import TD2048Error
+from td2048.games.bitboard import grid_from_board
+from td2048.games.wide import wide_to_codes
 from td2048.io.atomic import atomic_open
 from td2048.learn import MAX_EPISODE_MOVES, WIDE_MAX_EPISODE_MOVES
 from td2048.play import Agent
@@ -98,10 +100,7 @@ def _greedy_episode(agent: Agent, longest: int):
 
 
 def _codes(board) -> list[int]:
-    if isinstance(board, tuple):
-        lo, hi = int(board[0]), int(board[1])
-        return [((lo >> (4 * i)) & 0xF) | (((hi >> i) & 1) << 4) for i in range(16)]
-    return [(int(board) >> (4 * i)) & 0xF for i in range(16)]
+    return wide_to_codes(board) if isinstance(board, tuple) else grid_from_board(board).reshape(16).tolist()
 
 
 def _placement(before, after) -> tuple[int, int]:

@@ -288,15 +288,27 @@ def run_block(table, w, dirty, rng, mode, params, path_after, path_steps, out_sc
         score, steps, final, previous, handed = play_episode(table, w, dirty, rng, mode, params,
                                                              path_after, path_steps, epsilon)
         if handed:
-            store_board(handoff, 0, final)
+            hand_off(handoff, handoff_counts, final, score, steps)
             store_board(handoff, 1, previous)
-            handoff_counts[0] = score
-            handoff_counts[1] = steps
             return e, True
-        out_score[e] = score
-        out_moves[e] = steps
-        out_max_code[e] = max_code(final)
+        store_result(out_score, out_max_code, out_moves, e, score, steps, final)
     return out_score.shape[0], False
+
+
+@njit(inline='always')
+def hand_off(handoff, handoff_counts, final, score, steps):
+    """Leave an unfinished episode for the kernels of the other board width: its board, score and moves."""
+    store_board(handoff, 0, final)
+    handoff_counts[0] = score
+    handoff_counts[1] = steps
+
+
+@njit(inline='always')
+def store_result(out_score, out_max_code, out_moves, e, score, steps, final):
+    """Game e of a block is over: its score, largest code and moves."""
+    out_score[e] = score
+    out_moves[e] = steps
+    out_max_code[e] = max_code(final)
 
 
 PLACE, SLIDE = 0, 1  # kinds of recorded actions

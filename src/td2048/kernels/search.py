@@ -25,7 +25,6 @@ expectations are the costliest and matter least, are searched less deep.
 
 # ---- search kernels (shared by every network) ----
 P_FIRST_TILE = 1.0 - P_SECOND_TILE
-NO_LIMITS = np.full(17, 1 << 30, np.int64)  # limits[n]: the deepest search of an afterstate with n empty cells
 TT_KEY_LO, TT_KEY_HI, TT_DEPTH, TT_VALUE = 0, 1, 2, 3  # an entry: 4 words, two entries to a 64-byte line
 NODES, LEAVES, TT_PROBES, TT_HITS = 0, 1, 2, 3  # counters
 
@@ -242,13 +241,9 @@ def search_block(table, w, rng, depth, downgrade, tt, ttv, limits, counters, out
         score, steps, final, handed = search_play_from(table, w, rng, new_game(rng), 0, 0, depth, downgrade, tt,
                                                        ttv, limits, counters)
         if handed:
-            store_board(handoff, 0, final)
-            handoff_counts[0] = score
-            handoff_counts[1] = steps
+            hand_off(handoff, handoff_counts, final, score, steps)
             return e, True
-        out_score[e] = score
-        out_moves[e] = steps
-        out_max_code[e] = max_code(final)
+        store_result(out_score, out_max_code, out_moves, e, score, steps, final)
     return out_score.shape[0], False
 
 
