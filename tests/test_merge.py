@@ -53,10 +53,11 @@ def test_tracked_kernels_learn_like_plain_ones():
     k = kernels_for(tracked_net.spec, tracked=True)
     dirty = np.zeros(dirty_size(tracked_net.weights.size), np.uint8)
     out = [np.zeros(50, np.int64) for _ in range(3)]
-    params = np.array([0.1 / 16, 0, 0, 0, 0, 0, 0, 0])
+    params = np.array([0.1 / 16, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0])
     k.run_block(row_table(), tracked_net.weights, dirty, player.rng_state, k.BACKWARD, params,
                 np.zeros((300_000, 1), np.uint64), np.zeros((300_000, 2)), *out,
-                np.zeros((2, 1), np.uint64), np.zeros(2, np.int64), np.zeros(1, np.uint8))
+                np.zeros((2, 1), np.uint64), np.zeros(2, np.int64), np.zeros(1, np.uint8),
+                np.zeros((1, 1), np.uint64), np.zeros(2, np.int64), np.zeros(50, np.uint8))
     assert np.array_equal(plain.weights, tracked_net.weights)
     changed = np.nonzero(tracked_net.weights)[0]
     chunk_bits = (1 << ((changed >> CHUNK_SHIFT) & 7)).astype(np.uint8)
@@ -152,13 +153,15 @@ def test_a_kernel_returns_when_asked_to_stop():
     k = net.kernels
     episodes = 10_000_000  # hours of play, unless it stops
     out = [np.zeros(episodes, np.int64) for _ in range(3)]
-    params = np.array([0.1 / 16, 0, 0, 0, 0, 0, 0, 0])
+    params = np.array([0.1 / 16, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0])
     stop = np.ones(1, np.uint8)
+    restarted = np.zeros(episodes, np.uint8)
 
     def run():
         return k.run_block(row_table(), net.weights, NO_TRACKING, player.rng_state, k.BACKWARD, params,
                            np.zeros((300_000, 1), np.uint64), np.zeros((300_000, 2)), *out,
-                           np.zeros((2, 1), np.uint64), np.zeros(2, np.int64), stop)
+                           np.zeros((2, 1), np.uint64), np.zeros(2, np.int64), stop,
+                           np.zeros((1, 1), np.uint64), np.zeros(2, np.int64), restarted)
 
     assert run() == (0, False)  # stopped before the first episode
     stop[0] = 0

@@ -19,6 +19,7 @@ def njit(*args, **overrides):
 
 
 DEFAULT_ALPHA = 0.1
+DEFAULT_TC_ALPHA = 1.0  # temporal coherence's meta rate (TDL2048+'s)
 DEFAULT_NETWORK = "4x6"
 DEFAULT_EPISODES = 100_000
 DEFAULT_BLOCK = 1000

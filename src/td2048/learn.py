@@ -29,13 +29,14 @@ from td2048.config import (
     DEFAULT_MEMORY_LIMIT,
     DEFAULT_NETWORK,
     DEFAULT_SNAPSHOT_EVERY,
+    DEFAULT_TC_ALPHA,
 )
 from td2048.errors import TD2048Error
 from td2048.games.game2048 import row_table
-from td2048.games.rules import GAMES
+from td2048.games.rules import GAMES, WIN_TILE, tile_code
 from td2048.games.wide import wide_row_table
 from td2048.kernels.merge import NO_TRACKING, dirty_size, merge_regions
-from td2048.network import METHODS, Network, aligned_zeros, parse_network
+from td2048.network import METHODS, Network, aligned_zeros, format_bytes, parse_network, parse_stages
 from td2048.rng import make_rng_state
 from td2048.stats import BlockStats
 
@@ -49,6 +50,7 @@ WIDE_MAX_EPISODE_MOVES = 1 << 20  # 2584 and wide boards: far longer than any ga
 # on 4x6, 100k episodes, 2 threads: see td2048.kernels.merge)
 DEFAULT_MERGE_SECONDS = 0.25
 _RNG_STRIDE = 16  # uint64s per thread's random state: 128 bytes, two cache lines
+RESTART_POOL = 4096  # boards kept per thread for restarts (a ring: the newest replace the oldest)
 
 
 @dataclass
@@ -59,6 +61,7 @@ class EpisodeBlock:
     max_codes: np.ndarray
     moves: np.ndarray
     seconds: float
+    restarted: np.ndarray | None = None  # 1 for episodes started from a kept board (--restarts)
 
 
 class Learner:
@@ -95,6 +98,8 @@ class Learner:
         self._paths_steps = np.zeros((threads, longest, 2), np.float64)  # reward and updated V per move
         self._handoff = np.zeros((threads, 2, words), np.uint64)  # an episode going on on 5-bit cells
         self._handoff_counts = np.zeros((threads, 2), np.int64)
+        self._pools = np.zeros((threads, RESTART_POOL, words), np.uint64)  # boards to restart from
+        self._pool_states = np.zeros((threads, 8), np.int64)  # [:, :2] boards held, kept in all
         self._copies = None  # per-thread weight copies, made on the first learning block
         self._dirty = None
         self.merge_seconds = merge_seconds  # training time between merges of the copies
@@ -111,6 +116,22 @@ class Learner:
         """The random state of the first (with one thread: the only) thread."""
         return self._rng_rows[0, :4]
 
+    def restart_pools(self) -> list[dict]:
+        """The boards kept for restarts, per thread, for a snapshot: boards held (hex words), boards kept in all."""
+        pools = []
+        for thread in range(self.threads):
+            held, kept = (int(v) for v in self._pool_states[thread, :2])
+            pools.append({"kept": kept, "boards": [[f"{int(v):x}" for v in row] for row in self._pools[thread, :held]]})
+        return pools
+
+    def set_restart_pools(self, pools: list[dict]) -> None:
+        """Take back the boards of :meth:`restart_pools` (a resumed run)."""
+        for thread, pool in enumerate(pools[:self.threads]):
+            boards = pool["boards"][:RESTART_POOL]
+            for i, row in enumerate(boards):
+                self._pools[thread, i] = [int(v, 16) for v in row]
+            self._pool_states[thread, :2] = len(boards), int(pool["kept"])
+
     def sync(self) -> None:
         """Take the network's weights again (after they were changed from outside)."""
         if self._copies is not None:
@@ -124,24 +145,37 @@ class Learner:
             self._merge()
             self._unmerged_seconds = 0.0
 
-    def _params(self, alpha: float, lam: float, nstep: int, explore: str = "none", first: int = 0) -> np.ndarray:
-        """The kernels' learning parameters: alpha_split, lambda, n, exploration (kind, 3 numbers), first episode."""
-        return np.array([alpha / self.network.spec.n_features, lam, nstep, *exploration(explore), first], np.float64)
+    def _params(self, alpha: float, lam: float, nstep: int, explore: str = "none", first: int = 0,
+                promote: bool = True, restarts: float = 0.0, restart_code: int = 0) -> np.ndarray:
+        """The kernels' learning parameters: alpha_split, lambda, n, exploration (kind, 3 numbers), first episode,
+        stage promotion (1/0), restarts (share of episodes, code of the tile whose first board is kept)."""
+        return np.array([alpha / self.network.spec.n_features, lam, nstep, *exploration(explore), first,
+                         float(promote), restarts, restart_code], np.float64)
 
     def run(self, episodes: int, mode: str = "backward", alpha: float = 0.1, lam: float = 0.0,
-            nstep: int = 0, explore: str = "none", first_episode: int = 0) -> EpisodeBlock:
+            nstep: int = 0, explore: str = "none", first_episode: int = 0, tc: bool = False,
+            promote: bool = True, restarts: float = 0.0, restart_code: int = 0) -> EpisodeBlock:
         """Learn from ``episodes`` episodes; ``mode`` is backward or forward.
 
         Backward updates use lambda-returns (``lam``; 0 is TD(0)) or, with ``nstep`` > 0, n-step returns.
         Learning, moves explore by the schedule ``explore`` (see :func:`exploration`), whose episode
-        count starts at ``first_episode``."""
-        kernels = self.network.kernels
+        count starts at ``first_episode``. ``tc``: temporal coherence, ``alpha`` its meta rate (the
+        network's accumulators are made on the first TC block). ``promote``: a multistage network's
+        new stage starts from the previous stage's weights. ``restarts``: that share of episodes
+        starts from boards kept from earlier games, each game's first board with a tile code
+        >= ``restart_code``."""
+        kernels = self.network.kernels_for(tc=True) if tc else self.network.kernels
         mode_code = self._mode_code(mode)
-        params = self._params(alpha, lam, nstep, explore, first_episode)
+        params = self._params(alpha, lam, nstep, explore, first_episode, promote, restarts, restart_code)
         scores = np.zeros(episodes, np.int64)
         max_codes = np.zeros(episodes, np.int64)
         moves = np.zeros(episodes, np.int64)
-        copies = self.threads > 1
+        restarted = np.zeros(episodes, np.uint8)
+        # TC learns on one thread: the accumulators of thread copies are not merged (yet)
+        copies = self.threads > 1 and not tc
+        if tc and self._copies is not None:
+            self.merge()
+            self._copies = None  # taken again from the network by the next block on threads
         if copies and self._copies is None:
             self._copies = aligned_zeros(self.threads, self.network.weights.size)
             self._copies[:] = self.network.weights
@@ -157,36 +191,38 @@ class Learner:
         def play(thread, lo, hi):
             """Play episodes lo..hi-1 on a thread; returns where it got to (before hi: a merge was asked for)."""
             weights = self._copies[thread] if copies else self.network.weights
-            dirty = self._dirty[thread] if copies else NO_TRACKING
+            dirty = self._dirty[thread] if copies else self.network.start_accumulators() if tc else NO_TRACKING
             while lo < hi:
                 batch = params.copy()
                 batch[7] += lo  # the exploration schedule counts episodes
                 played, handed = kernels.run_block(self._table, weights, dirty, self._rng_rows[thread, :4], mode_code,
                                                    batch, self._paths_after[thread], self._paths_steps[thread],
                                                    scores[lo:hi], max_codes[lo:hi], moves[lo:hi],
-                                                   self._handoff[thread], self._handoff_counts[thread], self._stop)
+                                                   self._handoff[thread], self._handoff_counts[thread], self._stop,
+                                                   self._pools[thread], self._pool_states[thread, :2],
+                                                   restarted[lo:hi])
                 lo += played
                 if not handed:
                     return lo
                 batch[7] = params[7] + lo
                 scores[lo], moves[lo], max_codes[lo] = self._finish_wide(thread, weights, dirty, copies, mode_code,
-                                                                         batch)
+                                                                         batch, tc)
                 lo += 1
             return lo
 
         start = time.perf_counter()
-        if self.threads == 1:
+        if not copies:
             play(0, 0, episodes)
         else:  # learning on copies: the threads stop together to merge them every so often
             self._learn_threads(episodes, play)
-        return EpisodeBlock(scores, max_codes, moves, time.perf_counter() - start)
+        return EpisodeBlock(scores, max_codes, moves, time.perf_counter() - start, restarted)
 
-    def _finish_wide(self, thread, weights, dirty, tracked, mode_code, params):
+    def _finish_wide(self, thread, weights, dirty, tracked, mode_code, params, tc=False):
         """Finish, on 5-bit cells, an episode that reached two 32768 tiles on 4-bit cells: (score, moves, code).
 
         The wide kernels index the same weights (codes up to 15 read the same entries), so the
         episode, its path and its updates go on where the 4-bit kernels left them."""
-        wide = self.network.wide_kernels(tracked)
+        wide = self.network.wide_kernels(tracked, tc)
         steps = int(self._handoff_counts[thread, 1])
         path = np.zeros((WIDE_MAX_EPISODE_MOVES, 2), np.uint64)
         path[:steps, 0] = self._paths_after[thread, :steps, 0]
@@ -353,6 +389,13 @@ class TrainSettings:
     explore: str = "none"  # epsilon-greedy schedule: none | const:E | linear:E0:E1:N | exp:E0:R:N
     method: str = "afterstate"  # what V values: "afterstate" (after the move) or "state" (after the new tile)
     merge_every: float = DEFAULT_MERGE_SECONDS  # threads: seconds of training between merges of their copies
+    optimistic: float = 0.0  # OTD: every board starts at this value (each weight at it / features); 0: zeros
+    stages: str | None = None  # multistage: thresholds as tiles, "16384" or "8192,16384" or "16384+8192"
+    promote: bool = True  # multistage: a stage entered for the first time starts from the previous one's weights
+    tc_from: str | None = None  # temporal coherence from this episode on ("0", "900000", "90%"); None: never
+    tc_alpha: float = DEFAULT_TC_ALPHA  # TC's meta rate (split over the features as alpha is)
+    restarts: float = 0.0  # share of episodes started from boards kept from earlier games
+    restart_tile: int | None = None  # a game's first board with this tile is kept; None: see restart_code()
 
     def validate(self) -> None:
         if self.episodes < 1:
@@ -387,10 +430,61 @@ class TrainSettings:
             raise TD2048Error(f"--game must be one of {', '.join(GAMES)}, not {self.game!r}")
         if self.clamp is None and self.game == "2584":
             self.clamp = DEFAULT_CLAMP_2584
+        if not (isinstance(self.optimistic, (int, float)) and math.isfinite(self.optimistic) and self.optimistic >= 0):
+            raise TD2048Error(f"--optimistic must be a value >= 0 (the score a board is first thought worth), "
+                              f"not {self.optimistic}")
+        if self.optimistic > 0 and self.init is not None:
+            raise TD2048Error("--optimistic sets the starting weights; with --init the model's weights are the start")
+        parse_stages(self.stages, self.game)  # raises on bad thresholds
+        self.tc_start()  # raises on a bad --tc-from
+        if not (isinstance(self.tc_alpha, (int, float)) and math.isfinite(self.tc_alpha) and self.tc_alpha > 0):
+            raise TD2048Error(f"--tc-alpha must be a positive number, not {self.tc_alpha}")
+        if not (isinstance(self.restarts, (int, float)) and 0.0 <= self.restarts < 1.0):
+            raise TD2048Error(f"--restarts must be a share of episodes in [0, 1), not {self.restarts}")
+        self.restart_code()  # raises on a bad --restart-tile
+        if self.tc_from is not None and self.network is not None and 3 * self.spec().nbytes > self.memory_limit:
+            raise TD2048Error(f"--tc needs {format_bytes(3 * self.spec().nbytes)} for the weights and their "
+                              f"accumulators, over the memory limit of {format_bytes(self.memory_limit)} "
+                              "(raise it with --memory-limit)")
 
     def spec(self):
         """The network these settings describe."""
-        return parse_network(self.network, self.isomorphisms, self.clamp)
+        return parse_network(self.network, self.isomorphisms, self.clamp, parse_stages(self.stages, self.game))
+
+    def new_network(self) -> Network:
+        """A network to train from scratch: zero weights, or every board at --optimistic."""
+        network = Network(self.spec(), memory_limit=self.memory_limit, game=self.game, cell_bits=self.cells,
+                          method=self.method)
+        if self.optimistic > 0:
+            network.fill_optimistic(self.optimistic)
+        return network
+
+    def tc_start(self) -> int | None:
+        """The first episode of the TC phase (None: no TC): --tc-from as an episode or a share of --episodes."""
+        if self.tc_from is None:
+            return None
+        text = str(self.tc_from).strip()
+        try:
+            if text.endswith("%"):
+                share = float(text[:-1])
+                if 0 <= share <= 100:
+                    return round(self.episodes * share / 100)
+            elif int(text) >= 0:
+                return int(text)
+        except ValueError:
+            pass
+        raise TD2048Error(f"--tc-from must be an episode (900000) or a share of --episodes (90%), not {self.tc_from!r}")
+
+    def restart_code(self) -> int:
+        """Code of the tile whose first board each game keeps for restarts: --restart-tile, else the
+        largest tile of the first stage threshold, else the game's winning tile."""
+        if self.restart_tile is None:
+            stages = parse_stages(self.stages, self.game)
+            return stages[0].bit_length() - 1 if stages else tile_code(self.game, WIN_TILE[self.game])
+        code = tile_code(self.game, self.restart_tile)
+        if code is None:
+            raise TD2048Error(f"--restart-tile must be a tile of {self.game}, not {self.restart_tile}")
+        return code
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -477,8 +571,7 @@ def train(settings: TrainSettings, network: Network | None = None,
     if settings.seed is None:
         settings.seed = int(np.random.SeedSequence().entropy % (2**63))
     if network is None:
-        network = Network(settings.spec(), memory_limit=settings.memory_limit, game=settings.game,
-                          cell_bits=settings.cells, method=settings.method)
+        network = settings.new_network()
     player = Learner(network, settings.seed, settings.threads, merge_seconds=settings.merge_every)
     stats = []
     for block in train_blocks(settings, player, 0):
@@ -491,10 +584,23 @@ def train(settings: TrainSettings, network: Network | None = None,
 
 def train_blocks(settings: TrainSettings, player: Learner, done: int) -> Iterator[BlockStats]:
     """Train from ``done`` episodes up to ``settings.episodes``, yielding each block's statistics."""
+    tc_start = settings.tc_start()
+    restart_code = settings.restart_code()
     while done < settings.episodes:
         n = min(settings.block, settings.episodes - done)
-        alpha = alpha_at(settings.alpha_schedule, settings.alpha, done)
-        block = player.run(n, settings.update, alpha, settings.lam, settings.nstep, settings.explore, done)
+        tc = tc_start is not None and done >= tc_start
+        if tc_start is not None and done < tc_start:
+            n = min(n, tc_start - done)  # a block ends where TC begins
+        alpha = settings.tc_alpha if tc else alpha_at(settings.alpha_schedule, settings.alpha, done)
+        block = player.run(n, settings.update, alpha, settings.lam, settings.nstep, settings.explore, done, tc=tc,
+                           promote=settings.promote, restarts=settings.restarts, restart_code=restart_code)
         done += n
-        yield BlockStats.from_block(done, block.scores, block.max_codes, block.moves, block.seconds,
-                                    game=player.network.game, alpha=alpha)
+        extra = {"alpha": alpha}
+        if tc:
+            extra["tc"] = True
+        natural = slice(None)
+        if settings.restarts > 0:  # the statistics are those of the games played from the start
+            natural = block.restarted == 0
+            extra["restarted"] = int(block.restarted.sum())
+        yield BlockStats.from_block(done, block.scores[natural], block.max_codes[natural], block.moves, block.seconds,
+                                    game=player.network.game, **extra)

@@ -94,9 +94,15 @@ class NetworkSpec:
     isomorphisms: int = 8
     name: str = ""
     clamp: int | None = None  # K: feature codes min(code, K), tables of (K+1)**n entries; None: 16**n
+    # multistage: each threshold a set of tile codes as a mask (bit c: code c), ascending; a board is
+    # in stage k when k thresholds are <= its scale (the OR of 1 << code over its cells); () is one stage
+    stages: tuple[int, ...] = ()
 
     def __post_init__(self):
         validate_tuples(self.tuples)
+        object.__setattr__(self, "stages", tuple(int(m) for m in self.stages))
+        if any(m <= 1 for m in self.stages) or list(self.stages) != sorted(set(self.stages)):
+            raise TD2048Error(f"stage thresholds must rise from one stage to the next, not {list(self.stages)}")
         if self.isomorphisms not in VALID_ISOMORPHISMS:
             raise TD2048Error(f"isomorphisms must be 1, 4 or 8, not {self.isomorphisms}")
         if self.clamp is not None and not 1 <= self.clamp <= MAX_CLAMP:
@@ -128,17 +134,34 @@ class NetworkSpec:
         return offsets
 
     @property
-    def n_weights(self) -> int:
+    def n_stages(self) -> int:
+        return len(self.stages) + 1
+
+    @property
+    def stage_weights(self) -> int:
+        """Weights of one stage: every tuple's table once."""
         return sum(self.table_sizes)
+
+    @property
+    def stage_markers(self) -> int:
+        """Multistage: where the stages' markers start, one float each after the stages' tables
+        (1.0 once the stage was entered and promoted; see td2048.kernels.codegen)."""
+        return self.stage_weights * self.n_stages
+
+    @property
+    def n_weights(self) -> int:
+        return self.stage_markers + (self.n_stages if self.stages else 0)
 
     @property
     def nbytes(self) -> int:
         return 4 * self.n_weights
 
-    def describe(self) -> str:
+    def describe(self, game: str = "2048") -> str:
         cells = " ".join(tuple_to_hex(t) for t in self.tuples)
         clamp = f", codes clamped at {self.clamp}" if self.clamp is not None else ""
-        return f"{self.name}: {len(self.tuples)} tuples ({cells}), {self.isomorphisms} isomorphisms{clamp}, " \
+        stages = f", {self.n_stages} stages (from {', '.join(stage_text(m, game) for m in self.stages)})" \
+            if self.stages else ""
+        return f"{self.name}: {len(self.tuples)} tuples ({cells}), {self.isomorphisms} isomorphisms{clamp}{stages}, " \
                f"{format_bytes(self.nbytes)} of weights"
 
     def check_memory(self, limit: int = DEFAULT_MEMORY_LIMIT) -> None:
@@ -149,8 +172,43 @@ class NetworkSpec:
             )
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "tuples": [tuple_to_hex(t) for t in self.tuples],
-                "isomorphisms": self.isomorphisms, "clamp": self.clamp}
+        out = {"name": self.name, "tuples": [tuple_to_hex(t) for t in self.tuples],
+               "isomorphisms": self.isomorphisms, "clamp": self.clamp}
+        if self.stages:
+            out["stages"] = list(self.stages)
+        return out
+
+
+def stage_text(mask: int, game: str = "2048") -> str:
+    """A stage threshold as tiles: ``16384`` or ``16384+8192``."""
+    from td2048.games.rules import tile_value
+
+    return "+".join(str(tile_value(game, c)) for c in range(31, 0, -1) if mask >> c & 1)
+
+
+def parse_stages(text: str | None, game: str = "2048") -> tuple[int, ...]:
+    """``--stages`` text -> threshold masks: ``16384`` (2 stages: boards without and with a tile >= 16384),
+    ``8192,16384`` (3 stages), ``16384+8192`` (a threshold of two tiles: TDL2048+'s 24576). Empty: one stage."""
+    from td2048.games.rules import tile_code
+
+    if text is None or not str(text).strip():
+        return ()
+    masks = []
+    for part in str(text).split(","):
+        mask = 0
+        for tile in part.split("+"):
+            try:
+                code = tile_code(game, int(tile))
+            except ValueError:
+                code = None
+            if code is None or code < 2:
+                raise TD2048Error(f"bad --stages {text!r}: {tile.strip()!r} is not a tile of {game} above the "
+                                  "smallest (example: --stages 16384 or --stages 8192,16384)")
+            mask |= 1 << code
+        masks.append(mask)
+    if masks != sorted(set(masks)):
+        raise TD2048Error(f"bad --stages {text!r}: the thresholds must be given in rising order, each once")
+    return tuple(masks)
 
 
 def _name_of(tuples, isomorphisms: int) -> str:
@@ -182,7 +240,8 @@ def validate_tuples(tuples) -> None:
             raise TD2048Error(f"tuple {shown} repeats a cell")
 
 
-def parse_network(text: str, isomorphisms: int | None = None, clamp: int | None = None) -> NetworkSpec:
+def parse_network(text: str, isomorphisms: int | None = None, clamp: int | None = None,
+                  stages: tuple[int, ...] = ()) -> NetworkSpec:
     """A preset name (``4x6``) or hex tuples separated by commas (``012345,456789``)."""
     text = text.strip()
     if text in PRESETS:
@@ -190,7 +249,7 @@ def parse_network(text: str, isomorphisms: int | None = None, clamp: int | None 
         tuples = tuple(tuple(int(ch, 16) for ch in t) for t in cells)
         iso = default_iso if isomorphisms is None else isomorphisms
         name = text if iso == default_iso else f"{text}/iso{iso}"
-        return NetworkSpec(tuples, iso, name, clamp)
+        return NetworkSpec(tuples, iso, name, clamp, stages)
     parts = [p.strip() for p in text.split(",")]
     if not text or any(p == "" for p in parts):
         raise TD2048Error(f"bad network {text!r}: empty tuple (expected a preset such as 4x6 or hex tuples "
@@ -202,7 +261,7 @@ def parse_network(text: str, isomorphisms: int | None = None, clamp: int | None 
             raise TD2048Error(f"bad network {text!r}: {p!r} is not a tuple of hex cells 0..f "
                               f"(or a preset: {presets})")
         tuples.append(tuple(int(ch, 16) for ch in p))
-    return NetworkSpec(tuple(tuples), 8 if isomorphisms is None else isomorphisms, clamp=clamp)
+    return NetworkSpec(tuple(tuples), 8 if isomorphisms is None else isomorphisms, clamp=clamp, stages=stages)
 
 
 _SIZE_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
@@ -250,7 +309,7 @@ class Network:
 
     def __init__(self, spec: NetworkSpec, weights: np.ndarray | None = None,
                  memory_limit: int = DEFAULT_MEMORY_LIMIT, game: str = "2048", cell_bits: int | None = None,
-                 method: str = "afterstate"):
+                 method: str = "afterstate", accumulators: np.ndarray | None = None):
         from td2048.games.rules import GAMES
 
         if game not in GAMES:
@@ -274,7 +333,26 @@ class Network:
             raise TD2048Error(f"weights do not fit network {spec.name}: expected {spec.n_weights} float32, "
                               f"got {weights.shape} {weights.dtype}")
         self.weights = weights
+        if accumulators is not None and (accumulators.dtype != np.float32 or accumulators.size != 2 * weights.size):
+            raise TD2048Error(f"TC accumulators do not fit network {spec.name}: expected {2 * weights.size} float32")
+        # temporal coherence (--tc): per weight its accumulated error and accumulated absolute
+        # error, interleaved (see td2048.kernels.codegen); None until a TC phase begins
+        self.accumulators = accumulators
         self.kernels = self.kernels_for(wide=self.wide)
+
+    def start_accumulators(self) -> np.ndarray:
+        """TC's accumulators, made fresh if there are none: both start at the smallest normal float32,
+        so each weight's first TC step has the rate |accumulated error| / accumulated |error| = 1
+        (TDL2048+'s convention)."""
+        if self.accumulators is None:
+            try:
+                acc = aligned_zeros(2 * self.weights.size)
+            except MemoryError:
+                raise TD2048Error(f"not enough memory for {format_bytes(8 * self.weights.size)} of TC "
+                                  "accumulators") from None
+            acc[:] = np.finfo(np.float32).tiny
+            self.accumulators = acc
+        return self.accumulators
 
     @property
     def state_values(self) -> bool:
@@ -284,27 +362,37 @@ class Network:
     def cell_bits(self) -> int:
         return 5 if self.wide else 4
 
-    def kernels_for(self, tracked: bool = False, wide: bool | None = None):
-        """This network's kernels: ``tracked`` for multi-thread copies, ``wide`` for 5-bit cells."""
+    def kernels_for(self, tracked: bool = False, wide: bool | None = None, tc: bool = False):
+        """This network's kernels: ``tracked`` for multi-thread copies, ``wide`` for 5-bit cells,
+        ``tc`` for temporal coherence updates."""
         from td2048.kernels import kernels_for
 
         return kernels_for(self.spec, tracked=tracked, wide=self.wide if wide is None else wide,
-                           state_values=self.state_values)
+                           state_values=self.state_values, tc=tc)
 
-    def wide_kernels(self, tracked: bool = False):
+    def wide_kernels(self, tracked: bool = False, tc: bool = False):
         """Kernels of this network on 5-bit cells: where a 4-bit episode goes on past two 32768 tiles."""
-        return self.kernels_for(tracked, wide=True)
+        return self.kernels_for(tracked, wide=True, tc=tc)
 
     def copy(self) -> Network:
-        """The same network with a copy of the weights."""
+        """The same network with a copy of the weights (and of TC's accumulators)."""
+        acc = None if self.accumulators is None else self.accumulators.copy()
         return Network(self.spec, self.weights.copy(), memory_limit=self.spec.nbytes, game=self.game,
-                       cell_bits=self.cell_bits, method=self.method)
+                       cell_bits=self.cell_bits, method=self.method, accumulators=acc)
+
+    def fill_optimistic(self, value: float) -> None:
+        """Optimistic initialisation: every board (of every stage) starts at ``value``, each weight at
+        value / (tuples x isomorphisms), TDL2048+'s ``=V/norm`` for one stage."""
+        w = self.weights
+        w[:self.spec.stage_markers] = np.float32(value / self.spec.n_features)
+        w[self.spec.stage_markers:] = 0.0
 
     def _board(self, board):
         return (U64(board[0]), U64(board[1])) if self.wide else U64(board)
 
     def tables(self) -> list[np.ndarray]:
-        """Views of the weight tables, one per tuple (index as in the module docstring)."""
+        """Views of the weight tables, one per tuple (index as in the module docstring); a multistage
+        network's first stage."""
         return [self.weights[o:o + n] for o, n in zip(self.spec.table_offsets, self.spec.table_sizes, strict=True)]
 
     def value(self, board: int) -> float:

@@ -37,7 +37,8 @@ from td2048.stats import BlockStats
 
 SETTINGS, LOG, SNAPSHOT, MODEL, PLOT = "settings.json", "log.jsonl", "snapshot.td2048", "model.td2048", "progress.png"
 # settings that define what is being trained: a resumed run keeps them
-FIXED_ON_RESUME = ("network", "isomorphisms", "seed", "init", "game", "clamp", "cells", "method")
+FIXED_ON_RESUME = ("network", "isomorphisms", "seed", "init", "game", "clamp", "cells", "method", "stages",
+                   "optimistic")
 
 
 def _rng_to_json(states: np.ndarray) -> list[list[str]]:
@@ -97,8 +98,7 @@ class TrainingRun:
     @staticmethod
     def _initial_network(settings: TrainSettings) -> Network:
         if settings.init is None:
-            return Network(settings.spec(), memory_limit=settings.memory_limit, game=settings.game,
-                           cell_bits=settings.cells, method=settings.method)
+            return settings.new_network()
         network, header = load_model(settings.init, game=settings.game, memory_limit=settings.memory_limit,
                                      method=settings.method)
         if settings.network is not None:
@@ -137,6 +137,10 @@ class TrainingRun:
             state = header.get("state") or {}
             done = int(state.get("episodes", 0))
             states = _rng_from_json(state["rng_states"]) if "rng_states" in state else None
+            tc_start = settings.tc_start()
+            if tc_start is not None and done > tc_start and network.accumulators is None:
+                raise TD2048Error(f"{snapshot}: the run is {done - tc_start} episodes into its TC phase, but the "
+                                  "snapshot holds no TC accumulators (was it replaced by a playing model?)")
         else:  # killed before the first snapshot: start again
             network, done, states = cls._initial_network(settings), 0, None
         if states is None or len(states) != settings.threads:
@@ -145,6 +149,7 @@ class TrainingRun:
                             merge_seconds=settings.merge_every)
         else:
             player = Learner(network, threads=settings.threads, rng_states=states, merge_seconds=settings.merge_every)
+            player.set_restart_pools(state.get("restart_pools", []))
         kept = [b for b in read_log(directory / LOG) if b.get("episodes", 0) <= done]
         write_text_atomic(directory / LOG, "".join(json.dumps(b) + "\n" for b in kept))
         write_text_atomic(directory / SETTINGS, json.dumps({**saved, **settings.to_dict()}, indent=2) + "\n")
@@ -175,14 +180,19 @@ class TrainingRun:
         return time.monotonic() - self.last_snapshot_time >= seconds
 
     def _state(self) -> dict:
-        return {"episodes": self.done, "rng_states": _rng_to_json(self.player.rng_states),
-                "threads": self.settings.threads}
+        state = {"episodes": self.done, "rng_states": _rng_to_json(self.player.rng_states),
+                 "threads": self.settings.threads}
+        if self.settings.restarts > 0:  # the boards kept for restarts, so that a resumed run goes on as one
+            state["restart_pools"] = self.player.restart_pools()
+        return state
 
     def _training_info(self) -> dict:
         s = self.settings
         return {"episodes": self.done, "alpha": s.alpha, "alpha_schedule": s.alpha_schedule, "update": s.update,
                 "lambda": s.lam, "nstep": s.nstep, "explore": s.explore, "seed": s.seed, "threads": s.threads,
-                "init": s.init, "run": str(self.directory)}
+                "init": s.init, "optimistic": s.optimistic, "stages": s.stages, "promote": s.promote,
+                "tc_from": s.tc_from, "tc_alpha": s.tc_alpha, "restarts": s.restarts,
+                "restart_tile": s.restart_tile, "run": str(self.directory)}
 
     def snapshot(self, background: bool = False) -> None:
         """Save weights and state; in the background the weights are copied first and training goes on."""

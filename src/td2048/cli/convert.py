@@ -19,6 +19,8 @@ direction follows the extensions, one side being .td2048:
   .w    TDL2048+'s (its 4x6patt is td2048's 4x6, 8x6patt its 8x6, or any list of hex
         patterns); play it there with: 2048 -n 4x6patt -i FILE.w -e 1000 (-d 2p for search)
 Imported networks are 2048 afterstate networks over 8 isomorphisms; exported ones must be.
+From .td2048 to .td2048 with --playing: a model for playing only, without TC's accumulators
+(a third of the size; training on from it starts TC afresh).
 """
 
 READERS = {".bin": read_demo_weights, ".w": read_tdl_weights}
@@ -28,6 +30,8 @@ WRITERS = {".bin": write_demo_weights, ".w": write_tdl_weights}
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("input", type=Path, help="IN.td2048, IN.bin or IN.w")
     p.add_argument("output", type=Path, help="OUT.bin, OUT.w or OUT.td2048")
+    p.add_argument("--playing", action="store_true",
+                   help=".td2048 to .td2048: drop what only training needs (TC's accumulators)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,11 +39,15 @@ def run(args: argparse.Namespace) -> int:
     if src in READERS and dst == EXTENSION:
         network = READERS[src](args.input)
         save_model(args.output, network, training={"converted_from": str(args.input)})
+    elif src == dst == EXTENSION and args.playing:
+        network, header = load_model(args.input)
+        network.accumulators = None
+        save_model(args.output, network, training={**header.get("training", {}), "playing_copy_of": str(args.input)})
     elif src == EXTENSION and dst in WRITERS:
         network, _ = load_model(args.input)
         WRITERS[dst](args.output, network)
     else:
         raise TD2048Error(f"cannot tell the direction from {args.input.name} -> {args.output.name}: "
-                          f"one side must be {EXTENSION}, the other .bin or .w")
-    print(f"{args.input} -> {args.output}: {network.spec.describe()}")
+                          f"one side must be {EXTENSION}, the other .bin or .w (or both {EXTENSION} with --playing)")
+    print(f"{args.input} -> {args.output}: {network.spec.describe(network.game)}")
     return 0

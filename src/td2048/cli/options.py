@@ -44,6 +44,13 @@ def positive_float(text: str) -> float:
     return value
 
 
+def nonnegative_float(text: str) -> float:
+    value = float(text)
+    if not value >= 0 or value == float("inf"):
+        raise TD2048Error(f"must be a number >= 0, not {text}")
+    return value
+
+
 def network_text(text: str) -> str:
     parse_network(text)  # validate early, with the preset's default isomorphisms
     return text
@@ -54,6 +61,7 @@ size_arg = _typed(parse_size, "size")
 positive_int_arg = _typed(positive_int, "count")
 nonnegative_int_arg = _typed(nonnegative_int, "integer")
 positive_float_arg = _typed(positive_float, "number")
+nonnegative_float_arg = _typed(nonnegative_float, "number")
 
 
 def add_network_arguments(parser: argparse.ArgumentParser, default: str | None = DEFAULT_NETWORK) -> None:

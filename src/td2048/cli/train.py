@@ -14,6 +14,7 @@ from td2048 import __version__
 from td2048.cli.options import (
     add_game_argument,
     add_network_arguments,
+    nonnegative_float_arg,
     nonnegative_int_arg,
     positive_float_arg,
     positive_int_arg,
@@ -98,6 +99,29 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--method", choices=METHODS, default=None,
                    help="what V values: afterstate (after the move; default) or state (after the new tile, moves "
                         "chosen by the expectation over new tiles); recorded in the model")
+    p.add_argument("--optimistic", type=nonnegative_float_arg, default=None, metavar="V",
+                   help="optimistic TD (OTD): every board starts at value V, each weight at V / (tuples x "
+                        "isomorphisms), TDL2048+'s =V/norm (e.g. 320000): unseen boards look good and get tried")
+    p.add_argument("--tc", action="store_true", default=None,
+                   help="temporal coherence from the first episode: each weight's rate is |its accumulated "
+                        "error| / its accumulated |error|, times --tc-alpha (one thread)")
+    p.add_argument("--tc-from", default=None, metavar="EPISODE|P%",
+                   help="temporal coherence from this episode, or this share of --episodes, on (OTD then TC: "
+                        "--optimistic 320000 --tc-from 90%%); before it, plain TD with --alpha")
+    p.add_argument("--tc-alpha", type=positive_float_arg, default=None, metavar="A",
+                   help="TC's meta rate, split over the features as --alpha is (default 1.0, TDL2048+'s)")
+    p.add_argument("--stages", default=None, metavar="TILES",
+                   help="multistage: one set of weights per stage; a board is in stage k once k thresholds are "
+                        "on it: 16384 (2 stages), 8192,16384 (3), 16384+8192 (both tiles; TDL2048+'s 24576)")
+    p.add_argument("--no-promotion", dest="promote", action="store_false", default=None,
+                   help="multistage: a new stage starts from the initial weights, not from the previous stage's")
+    p.add_argument("--restarts", type=float, default=None, metavar="P",
+                   help="start this share of episodes (0 <= P < 1) from boards kept from earlier games: each "
+                        "game from the start keeps its first board with --restart-tile (the statistics count "
+                        "only games from the start)")
+    p.add_argument("--restart-tile", type=positive_int_arg, default=None, metavar="TILE",
+                   help="the tile whose first board a game keeps for restarts (default: the first --stages "
+                        "threshold's largest tile, else 2048, 2584 in 2584)")
     p.add_argument("--init", default=None, metavar="MODEL", help="start from a trained model instead of zeros")
     p.add_argument("--out", type=Path, default=None,
                    help="run directory (default runs/NETWORK-DATE-TIME); must not hold a run already")
@@ -108,7 +132,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 _SETTING_OPTIONS = ("game", "cells", "network", "isomorphisms", "clamp", "episodes", "alpha", "update", "seed", "block",
                     "threads", "snapshot_every", "memory_limit", "init", "lam", "nstep", "alpha_schedule",
-                    "explore", "method", "merge_every")
+                    "explore", "method", "merge_every", "optimistic", "stages", "promote", "tc_from", "tc_alpha",
+                    "restarts", "restart_tile")
 
 
 class _Output:
@@ -145,6 +170,10 @@ class _StopRequest:
 
 def run(args: argparse.Namespace) -> int:
     given = {k: getattr(args, k) for k in _SETTING_OPTIONS if getattr(args, k) is not None}
+    if args.tc:
+        if args.tc_from is not None:
+            raise TD2048Error("--tc is TC from the first episode; --tc-from starts it later: give one of them")
+        given["tc_from"] = "0"
     if args.resume is not None:
         if args.out is not None and args.out.resolve() != args.resume.resolve():
             raise TD2048Error("--out and --resume name different directories")
@@ -166,9 +195,13 @@ def run(args: argparse.Namespace) -> int:
 
     say = _Output(quiet=args.quiet)
     verb = f"resuming at episode {training.done}" if args.resume else "train"
-    say(f"# td2048 {__version__} {verb} ({settings.game}): {training.network.spec.describe()}; alpha {settings.alpha}, "
-        f"{settings.method} values, {settings.update} updates, seed {settings.seed}, {settings.threads} thread(s), "
-        f"{settings.episodes} episodes -> {out}", flush=True)
+    methods = "".join([
+        f", optimistic {settings.optimistic:g}" if settings.optimistic else "",
+        "" if settings.tc_start() is None else f", TC (alpha {settings.tc_alpha}) from episode {settings.tc_start()}",
+        f", restarts {settings.restarts:g}" if settings.restarts else ""])
+    say(f"# td2048 {__version__} {verb} ({settings.game}): {training.network.spec.describe(settings.game)}; "
+        f"alpha {settings.alpha}, {settings.method} values, {settings.update} updates{methods}, seed {settings.seed}, "
+        f"{settings.threads} thread(s), {settings.episodes} episodes -> {out}", flush=True)
     progress = Progress(settings.episodes, training.done, enabled=not args.quiet and sys.stdout.isatty(),
                         win_tile=WIN_TILE[settings.game])
 

@@ -40,6 +40,14 @@ def tile_value(game: str, code: int) -> int:
     return int(FIBONACCI[code]) if game == "2584" else 1 << int(code)
 
 
+def tile_code(game: str, tile: int) -> int | None:
+    """The code of a tile value in a game (``tile_code("2048", 16384) == 14``); None if it is no tile."""
+    for code in range(1, 32):
+        if tile_value(game, code) == tile:
+            return code
+    return None
+
+
 @njit(inline="always")
 def _merges(rule, a, b):
     if rule == GAME_2048:

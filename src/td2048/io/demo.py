@@ -38,6 +38,9 @@ def write_demo_weights(path: str | os.PathLike, network: Network) -> None:
     if network.game != "2048" or network.spec.clamp is not None:
         raise TD2048Error("the demo's format holds 2048 networks of 16**n tables; this is a "
                           f"{network.game} network{' with a clamp' if network.spec.clamp is not None else ''}")
+    if network.spec.stages:
+        raise TD2048Error(f"the demo's files hold one stage; this network has "
+                          f"{network.spec.n_stages} (td2048 model files hold them)")
     if network.method != "afterstate":
         raise TD2048Error(f"the demo plays afterstate values; this network learned {network.method} values "
                           "(--method state), which the demo would misread")

@@ -8,12 +8,17 @@ Layout (all integers little-endian)::
     offset 16       H bytes   header: UTF-8 JSON (below)
                               zero bytes up to D = 16 + H rounded up to a multiple of 64
     offset D        4*N bytes the weights: N float32, the tuples' tables one after another
-    offset D + 4N   16 bytes  trailer: u64 D + 4N, u32 CRC-32 (zlib) of bytes [0, D + 4N), b"TDND"
+    offset D + 4N   8N bytes  (version 2 only) TC's accumulators: per weight, its accumulated error
+                              and accumulated absolute error, float32 each, interleaved
+    offset E        16 bytes  trailer: u64 E, u32 CRC-32 (zlib) of bytes [0, E), b"TDND"
+                              (E = D + 4N, or D + 12N with accumulators)
 
 The header holds ``format`` ("td2048-model"), ``version``, ``game`` ("2048"), ``method``
 ("afterstate" or "state": what the weights value; files without it hold afterstate values), ``network``
 (``name``, ``tuples`` as hex strings, ``isomorphisms``, ``cell_bits``), ``weights``
-(``dtype`` "<f4", ``count`` N, and per table its ``tuple``, ``offset`` and ``size``),
+(``dtype`` "<f4", ``count`` N, and per table its ``tuple``, ``offset`` and ``size``; a multistage
+network's ``stages`` (threshold masks of tile codes) follow its tuples, its weights hold the stages'
+tables one after another and then one marker per stage), ``accumulators`` (version 2: ``count`` 2N),
 ``training`` (episodes, alpha, update, seed, td2048 version, date) and, in snapshots, ``state``
 (what a resumed run needs). Read the weights with plain NumPy::
 
@@ -25,7 +30,7 @@ The header holds ``format`` ("td2048-model"), ``version``, ``game`` ("2048"), ``
 
 A truncated or corrupted file, a file of another format and a newer format version are
 refused with one line naming the file; writes are atomic, so a crash during a save leaves the
-previous file whole.
+previous file whole. A file without accumulators is written as version 1, so older td2048 reads it.
 """
 
 from __future__ import annotations
@@ -48,7 +53,7 @@ from td2048.network import Network, NetworkSpec, aligned_bytes, tuple_to_hex
 MAGIC = b"TD2048\x1a\n"
 END_MAGIC = b"TDND"
 FORMAT = "td2048-model"
-VERSION = 1
+VERSION = 2  # 2: TC accumulators after the weights (written only when present)
 EXTENSION = ".td2048"
 _ALIGN = 64
 _PREFIX = struct.Struct("<8sII")
@@ -65,12 +70,15 @@ def model_header(network: Network, game: str | None = None, training: dict | Non
     tables = [{"tuple": tuple_to_hex(t), "offset": o, "size": n}
               for t, o, n in zip(spec.tuples, spec.table_offsets, spec.table_sizes, strict=True)]
     header = {
-        "format": FORMAT, "version": VERSION, "game": game or network.game, "method": network.method,
+        "format": FORMAT, "version": 1 if network.accumulators is None else 2, "game": game or network.game, "method": network.method,
         "network": {**spec.to_dict(), "cell_bits": network.cell_bits},
         "weights": {"dtype": "<f4", "count": int(network.weights.size), "tables": tables},
         "training": {"td2048": __version__, "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
                      **(training or {})},
     }
+    if network.accumulators is not None:
+        header["accumulators"] = {"dtype": "<f4", "count": int(network.accumulators.size),
+                                  "layout": "per weight: accumulated error, accumulated absolute error"}
     if state is not None:
         header["state"] = state
     return header
@@ -81,15 +89,19 @@ def save_model(path: str | os.PathLike, network: Network, game: str | None = Non
     """Write atomically: temp file in the same directory, fsync, rename."""
     header = json.dumps(model_header(network, game, training, state), separators=(",", ":")).encode()
     offset = _data_offset(len(header))
-    head = _PREFIX.pack(MAGIC, VERSION, len(header)) + header
+    version = 1 if network.accumulators is None else 2
+    head = _PREFIX.pack(MAGIC, version, len(header)) + header
     head += b"\0" * (offset - len(head))
-    weights = np.ascontiguousarray(network.weights, dtype="<f4")
-    crc = zlib.crc32(memoryview(weights).cast("B"), zlib.crc32(head))
+    arrays = [np.ascontiguousarray(a, dtype="<f4") for a in (network.weights, network.accumulators) if a is not None]
+    crc = zlib.crc32(head)
+    for a in arrays:
+        crc = zlib.crc32(memoryview(a).cast("B"), crc)
     with atomic_open(path, "wb") as f:
         f.write(head)
         _pause_for_tests()
-        f.write(memoryview(weights).cast("B"))
-        f.write(_TRAILER.pack(offset + weights.nbytes, crc, END_MAGIC))
+        for a in arrays:
+            f.write(memoryview(a).cast("B"))
+        f.write(_TRAILER.pack(offset + sum(a.nbytes for a in arrays), crc, END_MAGIC))
 
 
 def _pause_for_tests() -> None:
@@ -101,7 +113,9 @@ def _pause_for_tests() -> None:
 
 
 def read_model(path: str | os.PathLike) -> tuple[dict, np.ndarray]:
-    """Header and weights, checked; any defect is a :class:`TD2048Error` naming the file."""
+    """Header and weights, checked; any defect is a :class:`TD2048Error` naming the file.
+    TC's accumulators, when the file holds them, come as ``header["_accumulators"]`` (load_model
+    gives them to the network)."""
     path = Path(path)
     try:
         with open(path, "rb") as f:
@@ -136,11 +150,13 @@ def read_model(path: str | os.PathLike) -> tuple[dict, np.ndarray]:
     try:
         header = json.loads(buf[_PREFIX.size:_PREFIX.size + header_len].tobytes())
         count = int(header["weights"]["count"])
-    except (ValueError, KeyError, TypeError):
+        extra = int(header.get("accumulators", {}).get("count", 0))
+    except (ValueError, KeyError, TypeError, AttributeError):
         raise TD2048Error(f"{path}: damaged model header") from None
-    if header.get("format") != FORMAT or offset + 4 * count != end:
+    if header.get("format") != FORMAT or offset + 4 * (count + extra) != end or extra not in (0, 2 * count):
         raise TD2048Error(f"{path}: inconsistent model header")
-    weights = buf[offset:end].view("<f4")
+    weights = buf[offset:offset + 4 * count].view("<f4")
+    header["_accumulators"] = buf[offset + 4 * count:end].view("<f4") if extra else None
     return header, weights
 
 
@@ -158,15 +174,17 @@ def load_model(path: str | os.PathLike, game: str | None = None, memory_limit: i
         net = header["network"]
         clamp = net.get("clamp")
         spec = NetworkSpec(tuple(tuple(int(c, 16) for c in t) for t in net["tuples"]), int(net["isomorphisms"]),
-                           net.get("name", ""), None if clamp is None else int(clamp))
-    except (KeyError, ValueError, TypeError) as e:
+                           net.get("name", ""), None if clamp is None else int(clamp),
+                           tuple(int(m) for m in net.get("stages", ())))
+    except (KeyError, ValueError, TypeError, TD2048Error) as e:
         raise TD2048Error(f"{path}: damaged network definition ({e})") from None
     if spec.n_weights != weights.size:
         raise TD2048Error(f"{path}: network {spec.name} needs {spec.n_weights} weights, the file holds {weights.size}")
-    limit = max(spec.nbytes, memory_limit or 0)
+    accumulators = header.pop("_accumulators", None)
+    limit = max(spec.nbytes * (3 if accumulators is not None else 1), memory_limit or 0)
     try:
         network = Network(spec, weights.astype(np.float32, copy=False), memory_limit=limit, game=header.get("game"),
-                          cell_bits=int(net.get("cell_bits", 4)), method=saved_method)
+                          cell_bits=int(net.get("cell_bits", 4)), method=saved_method, accumulators=accumulators)
     except TD2048Error as e:
         raise TD2048Error(f"{path}: {e}") from None
     return network, header
@@ -176,7 +194,9 @@ def check_same_network(path, header: dict, spec: NetworkSpec) -> None:
     """Refuse to use a model with another network than the one asked for."""
     theirs = header["network"]
     if theirs["tuples"] != [tuple_to_hex(t) for t in spec.tuples] or theirs["isomorphisms"] != spec.isomorphisms \
-            or theirs.get("clamp") != spec.clamp:
+            or theirs.get("clamp") != spec.clamp or list(theirs.get("stages", [])) != list(spec.stages):
         clamp = f", clamp {theirs.get('clamp')}" if theirs.get("clamp") is not None else ""
+        stages = f", {len(theirs['stages']) + 1} stages" if theirs.get("stages") else ""
+        ours = f"{spec.name}, {spec.n_stages} stages" if spec.stages else spec.name
         raise TD2048Error(f"{path}: holds network {theirs.get('name')} ({' '.join(theirs['tuples'])}, "
-                          f"{theirs['isomorphisms']} isomorphisms{clamp}), not {spec.name}")
+                          f"{theirs['isomorphisms']} isomorphisms{clamp}{stages}), not {ours}")

@@ -54,6 +54,9 @@ def write_tdl_weights(path: str | os.PathLike, network: Network) -> None:
     if network.game != "2048" or network.spec.clamp is not None:
         raise TD2048Error("TDL2048+'s .w files hold 2048 networks of 16**n tables; this is a "
                           f"{network.game} network{' with a clamp' if network.spec.clamp is not None else ''}")
+    if network.spec.stages:
+        raise TD2048Error(f"TDL2048+'s .w files hold one stage; this network has "
+                          f"{network.spec.n_stages} (td2048 model files hold them)")
     if network.method != "afterstate":
         raise TD2048Error("TDL2048+ plays afterstate values; this network learned state values (--method state)")
     if network.spec.isomorphisms != TDL_ISOMORPHISMS:

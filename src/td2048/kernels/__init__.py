@@ -46,14 +46,18 @@ def _writable_dir() -> Path:
     raise OSError("no writable directory for td2048's compiled kernels (set TD2048_CACHE_DIR)")
 
 
-def kernels_for(spec, tracked: bool = False, wide: bool = False, state_values: bool = False) -> ModuleType:
+def kernels_for(spec, tracked: bool = False, wide: bool = False, state_values: bool = False,
+                tc: bool = False) -> ModuleType:
     """The compiled-kernel module of a network spec (generated and imported on first use).
 
     ``tracked``: the variant for multi-thread training, which flags the weight regions it changes.
     ``wide``: for boards of 5-bit cells (2584).
     ``state_values``: for values of states (``--method state``) rather than afterstates.
+    ``tc``: temporal coherence updates (the accumulators in place of ``dirty``).
     """
-    source = generate_source(spec, tracked, wide, state_values)
+    if tc and tracked:
+        raise ValueError("TC kernels learn on one thread: they are never tracked")
+    source = generate_source(spec, tracked, wide, state_values, tc)
     digest = hashlib.sha256(source.encode()).hexdigest()[:20]
     if digest in _loaded:
         return _loaded[digest]

@@ -204,7 +204,7 @@ def expected_value(w, b):
     return 0.0"""
 
 
-def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool) -> str:
+def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = False) -> str:
     """Source of the functions on a board's feature indices: a row ``x`` of N_FEATURES flat indices.
 
     A move writes each candidate afterstate's indices once into a row of a scratch array
@@ -222,12 +222,19 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool) -> str:
     if n_iso > 1:
         lines += ["    m = mirror(b)", "    f = flip(b)", "    mf = mirror(f)"]
     reads, indices = index_code(spec, wide)
+    if spec.stages:  # every index of a board goes to its stage's tables
+        lines.append("    so = U64(STAGE_WEIGHTS) * U64(stage_of(b))")
+        indices = [f"so + {index}" for index in indices]
     for k, expr in enumerate(_SYMMETRY_EXPRESSIONS[:n_iso]):  # written out: an inlined call per board compiles slowly
         lines += [f"    x = {expr}", *reads]
         lines += [f"    out[r, {f}] = {index}" for f, index in zip(groups[k], indices, strict=True)]
     lines += ["", "", "@njit(inline='always')", "def prefetch_indices(w, x, r):",
               '    """Ask for the cache line of every feature weight, without waiting for them."""',
               "    for f in range(N_FEATURES):", "        prefetch_read(w, x[r, f])"]
+    lines += ["", "", "@njit(inline='always')", "def prefetch_aux(aux, x, r):",
+              '    """TC kernels: ask for the lines of the accumulators an update will write (else nothing)."""']
+    prefetch_tc = ["    for f in range(N_FEATURES):", "        prefetch_read(aux, x[r, f] + x[r, f])"]
+    lines += prefetch_tc if tc else ["    return"]
     lines += ["", "", "@njit(inline='always')", "def value_of(w, x, r):",
               '    """V from the feature indices: the sum of their weights."""']
     for k, group in enumerate(groups):
@@ -239,12 +246,21 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool) -> str:
               "    Returns V after the update: the sum of the new weights, each read right after its add",
               "    (the course demo's rule; a weight that two symmetric boards share moves twice).",
               "    ``dirty`` marks the changed chunks in tracked kernels (see td2048.kernels.merge).",
+              "    TC kernels: ``dirty`` is the accumulators (E, A per weight) and each weight moves by",
+              "    u |E| / A, before E += u and A += |u| (temporal coherence: a weight whose errors keep",
+              "    one sign keeps its rate, one whose errors cancel slows down).",
               '    """',
               "    u = np.float32(alpha_split * (target - value_of(w, x, r)))"]
+    if tc:
+        lines.append("    au = abs(u)")
     for k, group in enumerate(groups):
         lines.append(f"    s{k} = 0.0")
         for f in group:
-            lines += [f"    i = x[r, {f}]", "    w[i] += u", f"    s{k} += w[i]"]
+            if tc:
+                lines += [f"    i = x[r, {f}]", "    j = i + i", "    w[i] += u * (abs(dirty[j]) / dirty[j + U64(1)])",
+                          "    dirty[j] += u", "    dirty[j + U64(1)] += au", f"    s{k} += w[i]"]
+            else:
+                lines += [f"    i = x[r, {f}]", "    w[i] += u", f"    s{k} += w[i]"]
         if tracked:  # after the weights: a flag store between them would hold up the next weight's load
             flag = "    dirty[i >> U64(DIRTY_SHIFT)] |= U8(1) << U8((i >> U64(CHUNK_SHIFT)) & U64(7))"
             for f in group:
@@ -315,6 +331,51 @@ def _canonical_function(spec: NetworkSpec) -> str:
     return "\n".join(lines)
 
 
+def _stage_functions(spec: NetworkSpec, tracked: bool) -> str:
+    """Source of ``stage_of(b)`` and ``enter_stage(w, dirty, b)`` (multistage networks).
+
+    A board's stage is the number of thresholds at or below its scale, the OR of 1 << code over
+    its cells (TDL2048+'s rule: a threshold of one tile is passed once a tile at least that large
+    is on the board; 16384+8192 once the scale reaches 24576). Stage k reads the k-th copy of
+    the tables. ``enter_stage``: the first time training plays into stage k, the stage's tables
+    start as a copy of stage k-1's (weight promotion, Jaskowski 2018), and its marker is set."""
+    if not spec.stages:
+        return """@njit(inline='always')
+def stage_of(b):
+    return 0
+
+
+@njit(inline='always')
+def enter_stage(w, dirty, b):
+    return"""
+    single = all(m & (m - 1) == 0 for m in spec.stages)
+    if single:  # thresholds of one tile: the largest code decides
+        tests = " + ".join(f"np.int64(top >= {m.bit_length() - 1})" for m in spec.stages)
+        body = f"    top = max_code(b)\n    return {tests}"
+    else:
+        tests = " + ".join(f"np.int64(scale >= {m})" for m in spec.stages)
+        body = f"""    scale = 0
+    for c in range(16):
+        scale |= 1 << cell_code(b, c)
+    return {tests}"""
+    mark = """            for region in range(lo >> DIRTY_SHIFT, ((STAGE_MARKERS + N_STAGES) >> DIRTY_SHIFT) + 1):
+                dirty[region] = U8(255)""" if tracked else ""
+    return f"""@njit(inline='always')
+def stage_of(b):
+{body}
+
+
+@njit
+def enter_stage(w, dirty, b):
+    s = stage_of(b)
+    for k in range(1, s + 1):
+        if w[STAGE_MARKERS + k] == 0.0:
+            w[STAGE_MARKERS + k] = 1.0
+            lo = k * STAGE_WEIGHTS
+            w[lo:lo + STAGE_WEIGHTS] = w[lo - STAGE_WEIGHTS:lo]
+{mark}"""
+
+
 _DOWNGRADE = """@njit
 def downgraded(b, top):
     \"\"\"b with its highest gaps closed while it holds a code >= top (Guei et al.'s tile downgrading).
@@ -345,7 +406,8 @@ def downgraded(b, top):
     return with_codes(b, codes)"""
 
 
-def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False, state_values: bool = False) -> str:
+def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False, state_values: bool = False,
+                    tc: bool = False) -> str:
     """Complete module source: network-specific header, then the shared episode kernels.
 
     ``wide``: boards of 5-bit cells (:mod:`td2048.games.wide`), else one 64-bit word.
@@ -353,12 +415,15 @@ def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False
     multi-thread training (:mod:`td2048.kernels.merge`); single-thread kernels carry no such code.
     ``state_values``: V is learned on states (after the new tile), and moves are chosen by
     r + E[V] over the new tile (``expected_value``); else V is on afterstates.
+    ``tc``: updates by temporal coherence; the kernels' ``dirty`` argument is then the
+    accumulators (TC learns on one thread: never ``tracked``).
     """
     body = _EPISODE_SOURCE.read_text()
     body = body[body.index(_BODY_MARKER):]
     cells = " ".join("".join(f"{c:x}" for c in t) for t in spec.tuples)
     variant = (", 5-bit cells" if wide else "") + (f", clamp {spec.clamp}" if spec.clamp is not None else "") \
-        + (", tracking changed regions" if tracked else "") + (", state values" if state_values else "")
+        + (", tracking changed regions" if tracked else "") + (", state values" if state_values else "") \
+        + (f", {spec.n_stages} stages {list(spec.stages)}" if spec.stages else "") + (", TC updates" if tc else "")
     what = f"{spec.name}: tuples {cells}, {spec.isomorphisms} isomorphisms{variant}"
     header = f'''"""td2048 kernels for the network {what}.
 
@@ -379,9 +444,18 @@ N_ISO = {spec.isomorphisms}
 N_FEATURES = {spec.n_features}
 WIDE = {wide}
 STATE_VALUES = {state_values}
+TRACKED = {tracked}
+TC = {tc}
+STAGED = {bool(spec.stages)}
+N_STAGES = {spec.n_stages}
+STAGE_WEIGHTS = {spec.stage_weights}
+STAGE_MARKERS = {spec.stage_markers}
 
 
-{_feature_functions(spec, tracked, wide)}
+{_feature_functions(spec, tracked, wide, tc)}
+
+
+{_stage_functions(spec, tracked)}
 
 
 @njit

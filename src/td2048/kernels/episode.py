@@ -127,15 +127,20 @@ def random_legal_move(table, board, rng):
 
 @njit
 def play_from(table, w, dirty, rng, mode, params, path_after, path_steps, board, score, steps, previous,
-              epsilon):
+              epsilon, pool, pool_state, record_code):
     """Play on from ``board`` (``steps`` moves, ``score`` and the last afterstate ``previous`` so far).
 
-    ``params`` = (alpha_split, lambda, n, exploration...): learns when mode is BACKWARD or FORWARD;
+    ``params`` = (alpha_split, lambda, n, exploration (4), first episode, promotion, restarts (2)):
+    learns when mode is BACKWARD or FORWARD;
     BACKWARD keeps the episode's afterstates in ``path_after`` and per move (reward, updated V) in
     ``path_steps`` (with state values: the states s_0..s_T, and at i the reward of the move that
     led to s_i). With probability ``epsilon`` a move is a uniformly random legal one
     (exploration), learned from as played: targets follow the moves made (on-policy). A random
     draw happens only when epsilon > 0.
+    Multistage networks: the first time a chosen afterstate is in a stage not yet entered, that
+    stage starts from the previous one's weights (``enter_stage``; when params[8] is 1).
+    Restarts: the first board of this episode with a code >= ``record_code`` is kept in the ring
+    ``pool`` (``pool_state`` = boards held, boards kept in all), for later episodes to start from.
     Returns (score, steps, final board, previous, handed off): a 4-bit board hands the episode off,
     unfinished, when it holds two 32768 tiles, which only 5-bit cells can merge (the caller goes on
     with the wide kernels, ``finish_from``).
@@ -150,7 +155,14 @@ def play_from(table, w, dirty, rng, mode, params, path_after, path_steps, board,
     pending = False  # forward TD: the update of the afterstate before last, made in the next select_move
     pending_row = 12
     pending_target = 0.0
+    promote = STAGED and mode != PLAY and params[8] > 0.0
+    recording = record_code < 99 and pool.shape[0] > 0
     while True:
+        if recording and max_code(board) >= record_code:
+            store_board(pool, pool_state[1] % pool.shape[0], board)
+            pool_state[1] += 1
+            pool_state[0] = min(pool_state[0] + 1, pool.shape[0])
+            recording = False
         if needs_wide(board):
             if pending:
                 update_row(w, dirty, xs, pending_row, pending_target, alpha_split)
@@ -168,10 +180,13 @@ def play_from(table, w, dirty, rng, mode, params, path_after, path_steps, board,
                 reward = e_reward
                 if mode == FORWARD and not STATE_VALUES:
                     after_value = value_row(w, xs, 4 * bank + d)
+        if promote:
+            enter_stage(w, dirty, after)
         if mode == FORWARD and steps > 0 and not STATE_VALUES:
             pending = True
             pending_row = previous_row
             pending_target = reward + after_value
+            prefetch_aux(dirty, xs, pending_row)
         elif mode == BACKWARD:
             if steps + 1 >= capacity:  # a safety valve: no 2048 game is this long, 2584 ones hardly
                 break
@@ -227,6 +242,7 @@ def backward_updates(w, dirty, params, path_after, path_steps, steps, xs):
         if ahead >= 0:
             feature_indices(load_board(path_after, ahead), xs, ahead % 3)
             prefetch_indices(w, xs, ahead % 3)
+            prefetch_aux(dirty, xs, ahead % 3)
         t = ahead + 2
         if t >= steps:
             continue
@@ -246,13 +262,6 @@ def backward_updates(w, dirty, params, path_after, path_steps, steps, xs):
 
 
 @njit
-def play_episode(table, w, dirty, rng, mode, params, path_after, path_steps, epsilon):
-    """One whole episode from a new game (see play_from)."""
-    return play_from(table, w, dirty, rng, mode, params, path_after, path_steps, new_game(rng), 0, 0,
-                     EMPTY_BOARD, epsilon)
-
-
-@njit
 def finish_from(table, w, dirty, rng, mode, params, path_after, path_steps, start, counts):
     """Play on from a position: ``start`` holds (board, last afterstate), ``counts`` (score, moves).
 
@@ -260,9 +269,11 @@ def finish_from(table, w, dirty, rng, mode, params, path_after, path_steps, star
     return ``start`` and ``counts`` hold where play stopped; returns (largest code, handed off).
     """
     epsilon = epsilon_at(params, params[7]) if mode != PLAY else 0.0
+    no_pool = np.empty((0, path_after.shape[1]), np.uint64)
     score, steps, board, previous, handed = play_from(table, w, dirty, rng, mode, params, path_after,
                                                       path_steps, load_board(start, 0), counts[0], counts[1],
-                                                      load_board(start, 1), epsilon)
+                                                      load_board(start, 1), epsilon, no_pool,
+                                                      np.zeros(2, np.int64), 99)
     store_board(start, 0, board)
     store_board(start, 1, previous)
     counts[0] = score
@@ -272,7 +283,7 @@ def finish_from(table, w, dirty, rng, mode, params, path_after, path_steps, star
 
 @njit
 def run_block(table, w, dirty, rng, mode, params, path_after, path_steps, out_score, out_max_code, out_moves,
-              handoff, handoff_counts, stop):
+              handoff, handoff_counts, stop, pool, pool_state, out_restarted):
     """Up to len(out_score) episodes in one compiled call; per-episode results go to the out arrays.
 
     Returns (episodes finished, handed off). Before each episode ``stop[0]`` is read: another
@@ -280,13 +291,28 @@ def run_block(table, w, dirty, rng, mode, params, path_after, path_steps, out_sc
     after the finished ones reached what these kernels cannot play (see play_from); its board
     and last afterstate are in ``handoff``, its score and moves in ``handoff_counts``, its path
     in the paths.
+
+    Restarts (params[9] = p > 0): an episode starts, with probability p, from a board drawn
+    uniformly from ``pool`` instead of a new game (``out_restarted[e]`` = 1); a new game keeps its
+    first board with a tile code >= params[10] in the pool (see play_from). Without restarts
+    no random number is drawn for them.
     """
+    restart = params[9]
+    record = np.int64(params[10]) if restart > 0.0 else np.int64(99)
     for e in range(out_score.shape[0]):
         if stop[0]:
             return e, False
         epsilon = epsilon_at(params, params[7] + e) if mode != PLAY else 0.0  # params[7]: first episode
-        score, steps, final, previous, handed = play_episode(table, w, dirty, rng, mode, params,
-                                                             path_after, path_steps, epsilon)
+        started = np.uint8(0)
+        if restart > 0.0 and pool_state[0] > 0 and uniform(rng) < restart:
+            board = load_board(pool, below(rng, pool_state[0]))
+            started = np.uint8(1)
+        else:
+            board = new_game(rng)
+        out_restarted[e] = started
+        score, steps, final, previous, handed = play_from(table, w, dirty, rng, mode, params, path_after, path_steps,
+                                                          board, 0, 0, EMPTY_BOARD, epsilon, pool, pool_state,
+                                                          np.int64(99) if started else record)
         if handed:
             hand_off(handoff, handoff_counts, final, score, steps)
             store_board(handoff, 1, previous)

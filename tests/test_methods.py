@@ -1,0 +1,232 @@
+"""The learning methods of the strongest agents: optimistic TD, temporal coherence, multistage TD with
+weight promotion, restarts from kept boards, and runs made of phases (OTD, then TC).
+
+Each update rule is checked against a written-out reference (plain Python, float32 weights, the
+kernels' order of operations) on whole episodes, bit for bit, and on hand-worked updates."""
+
+import json
+
+import numpy as np
+import pytest
+from test_cli import assert_one_line_error, td2048
+from test_learn import SMALL, ReferenceLearner
+
+from td2048.games.bitboard import max_code
+from td2048.io.model import load_model, save_model
+from td2048.kernels import kernels_for
+from td2048.kernels.merge import NO_TRACKING
+from td2048.learn import Learner, TrainSettings, train
+from td2048.network import Network, parse_network, parse_stages
+from td2048.run import TrainingRun
+
+TINY = np.finfo(np.float32).tiny
+
+
+class TCReference(ReferenceLearner):
+    """Temporal coherence written out: each weight moves by u |E| / A, then E += u, A += |u|."""
+
+    def __init__(self, net, rng_state, alpha):
+        super().__init__(net, rng_state, alpha)
+        self.acc = net.accumulators.copy()
+
+    def td_update(self, board, target):
+        u = np.float32(self.alpha_split * (target - self.value(board)))
+        total = 0.0
+        for group in self.indices(board):
+            s = 0.0
+            for i in group:
+                rate = np.float32(np.abs(self.acc[2 * i]) / self.acc[2 * i + 1])
+                self.w[i] = np.float32(self.w[i] + np.float32(u * rate))
+                self.acc[2 * i] = np.float32(self.acc[2 * i] + u)
+                self.acc[2 * i + 1] = np.float32(self.acc[2 * i + 1] + np.abs(u))
+                s += float(self.w[i])
+            total += s
+        return total
+
+
+class StagedReference(ReferenceLearner):
+    """Multistage written out: a board reads the tables of its stage (the number of thresholds at or
+    below the OR of 1 << code over its cells); the first chosen afterstate of a new stage copies the
+    previous stage's tables into it (promotion)."""
+
+    def __init__(self, net, rng_state, alpha, promote=True):
+        super().__init__(net, rng_state, alpha)
+        self.promote = promote
+
+    def stage(self, board):
+        scale = 0
+        for c in range(16):
+            scale |= 1 << ((board >> (4 * c)) & 0xF)
+        return sum(scale >= m for m in self.spec.stages)
+
+    def indices(self, board):
+        offset = self.stage(board) * self.spec.stage_weights
+        return [[offset + i for i in group] for group in super().indices(board)]
+
+    def chosen(self, after):
+        size, markers = self.spec.stage_weights, self.spec.stage_markers
+        for k in range(1, self.stage(after) + 1):
+            if self.promote and self.w[markers + k] == 0:
+                self.w[markers + k] = 1.0
+                self.w[k * size:(k + 1) * size] = self.w[(k - 1) * size:k * size]
+
+
+def test_tc_updates_on_a_hand_worked_weight():
+    """One weight (cell 0 of a one-feature network), alpha 1: targets 8, 4, 10 from 0.
+
+    u = 8: rate 1 (E = A = tiny), w = 8, E = 8, A = 8; u = -4: rate 8/8, w = 4, E = 4, A = 12;
+    u = 6: rate 4/12, w = 4 + 6/3 = 6, E = 10, A = 18."""
+    net = Network(parse_network("0", isomorphisms=1))
+    acc = net.start_accumulators()
+    k = kernels_for(net.spec, tc=True)
+    board = np.uint64(1)  # code 1 in cell 0: weight 1
+    for target, (w, e, a) in ((8.0, (8, 8, 8)), (4.0, (4, 4, 12)), (10.0, (6, 10, 18))):
+        assert k.td_update(net.weights, acc, board, target, 1.0) == w
+        assert (net.weights[1], acc[2], acc[3]) == (w, e, a)
+    assert acc[0] == acc[1] == TINY  # weights never updated keep their first rate, 1
+
+
+@pytest.mark.parametrize("mode", ["backward", "forward"])
+def test_tc_episodes_equal_the_reference_bit_for_bit(mode):
+    net = Network(parse_network(SMALL))
+    player = Learner(net, seed=21)
+    player.run(10, mode, 0.1)  # TD first (OTD then TC starts TC on trained weights)
+    player.run(10, mode, 1.0, tc=True)  # accumulators no longer fresh
+    reference = TCReference(net, player.rng_state, alpha=1.0)
+    block = player.run(3, mode, 1.0, tc=True)
+    for e in range(3):
+        assert reference.episode(mode) == (block.scores[e], block.moves[e])
+    np.testing.assert_array_equal(reference.w, net.weights)
+    np.testing.assert_array_equal(reference.acc, net.accumulators)
+
+
+def test_optimistic_start_values_every_board_at_v():
+    settings = TrainSettings(network=SMALL, optimistic=240000, episodes=5)
+    net = settings.new_network()
+    assert (net.weights == np.float32(10000)).all()  # 240000 / 24 features
+    for board in (0x1, 0x21, 0xFEDCBA9876543210):
+        assert net.value(board) == 240000
+    player = Learner(net, seed=3)  # then plain TD from there, as the reference does it
+    reference = ReferenceLearner(net, player.rng_state, alpha=0.1)
+    block = player.run(2, "backward", 0.1)
+    assert [reference.episode("backward") for _ in range(2)] == list(zip(block.scores, block.moves))
+    np.testing.assert_array_equal(reference.w, net.weights)
+
+
+def test_stage_rule_and_promotion_on_a_hand_worked_network():
+    """Cell 0 alone, stages at 64 and at 128+64: a board is in stage 0 below 64, 1 from 64, 2 once
+    128 and 64 (or anything larger than 128 + 64) are on it."""
+    spec = parse_network("0", isomorphisms=1, stages=parse_stages("64,128+64"))
+    assert spec.stages == (1 << 6, (1 << 7) | (1 << 6)) and spec.n_weights == 3 * 16 + 3
+    net = Network(spec)
+    k = net.kernels
+
+    def index(codes):
+        return int(net.feature_indices(sum(c << (4 * i) for i, c in enumerate(codes)))[0])
+
+    assert index([5]) == 5 and index([6]) == 16 + 6 and index([5, 7]) == 16 + 5 and index([7, 6]) == 32 + 7
+    assert index([6, 8]) == 32 + 6  # 256 alone is above 128 + 64
+    net.weights[:16] = np.arange(16)
+    k.enter_stage(net.weights, NO_TRACKING, np.uint64(0x67))  # stage 2 at once: 1, then 2, are promoted
+    assert (net.weights[16:32] == np.arange(16)).all() and (net.weights[32:48] == np.arange(16)).all()
+    assert net.weights[48:].tolist() == [0, 1, 1]
+    net.weights[:16] = 0
+    k.enter_stage(net.weights, NO_TRACKING, np.uint64(0x67))  # entered once only
+    assert (net.weights[16:32] == np.arange(16)).all()
+
+
+@pytest.mark.parametrize("stages, mode, promote", [("64", "backward", True), ("64,128+64", "forward", True),
+                                                   ("64", "backward", False)])
+def test_multistage_episodes_equal_the_reference_bit_for_bit(stages, mode, promote):
+    spec = parse_network(SMALL, stages=parse_stages(stages))
+    net = Network(spec)
+    player = Learner(net, seed=5)
+    player.run(3, mode, 0.1, promote=promote)
+    reference = StagedReference(net, player.rng_state, 0.1, promote)
+    original_episode = reference.greedy
+
+    def greedy_then_promote(board, value_of):  # the kernels promote right after choosing
+        best = original_episode(board, value_of)
+        if best is not None:
+            reference.chosen(best[1])
+        return best
+
+    reference.greedy = greedy_then_promote
+    block = player.run(6, mode, 0.1, promote=promote)
+    assert max(block.max_codes) >= 6  # the episodes reach stage 1
+    for e in range(6):
+        assert reference.episode(mode) == (block.scores[e], block.moves[e])
+    np.testing.assert_array_equal(reference.w, net.weights)
+    assert net.weights[spec.stage_markers + 1] == (1.0 if promote else 0.0)
+
+
+def test_restarts_keep_first_boards_and_start_from_them():
+    net = Network(parse_network(SMALL))
+    player = Learner(net, seed=9)
+    block = player.run(400, "backward", 0.1, restarts=0.5, restart_code=6)
+    held, kept = player._pool_states[0, :2]
+    pool = player._pools[0, :held, 0]
+    assert 0 < held == kept <= 400 - block.restarted.sum()
+    assert all(max_code(np.uint64(b)) == 6 for b in pool)  # each game's first board with a 64
+    assert 100 < block.restarted.sum() < 300
+    again = Network(parse_network(SMALL))
+    same = Learner(again, seed=9).run(400, "backward", 0.1, restarts=0.5, restart_code=6)
+    assert np.array_equal(again.weights, net.weights) and np.array_equal(same.restarted, block.restarted)
+    plain = Network(parse_network(SMALL))
+    Learner(plain, seed=9).run(50, "backward", 0.1)
+    without = Network(parse_network(SMALL))
+    Learner(without, seed=9).run(50, "backward", 0.1, restarts=0.0, restart_code=6)
+    assert np.array_equal(plain.weights, without.weights)  # no restarts: no random draws for them
+
+
+def test_otd_then_tc_run_resumes_bit_for_bit_and_the_model_keeps_the_accumulators(tmp_path):
+    settings = dict(network=SMALL, optimistic=50000, tc_from="50%", episodes=400, block=100, seed=2,
+                    restarts=0.2, restart_tile=128)
+    whole, stats = train(TrainSettings(**settings))
+    assert [s.extra.get("tc", False) for s in stats] == [False, False, True, True]
+    assert all(s.games + s.extra["restarted"] == 100 for s in stats)
+
+    run = TrainingRun.create(tmp_path / "run", TrainSettings(**{**settings, "episodes": 300, "tc_from": "200"}))
+    for _ in run.blocks():
+        pass
+    run.finish()
+    resumed = TrainingRun.resume(tmp_path / "run", {"episodes": 400})
+    for _ in resumed.blocks():
+        pass
+    model = resumed.finish()
+    net, header = load_model(model)
+    assert np.array_equal(net.weights, whole.weights) and np.array_equal(net.accumulators, whole.accumulators)
+    assert header["version"] == 2 and header["training"]["tc_from"] == "200"
+    log = [json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text().splitlines()]
+    assert [b["episodes"] for b in log] == [100, 200, 300, 400] and log[-1]["tc"] and log[-1]["alpha"] == 1.0
+
+    net.accumulators = None  # a playing model: version 1, no accumulators
+    save_model(tmp_path / "run" / "snapshot.td2048", net, state=header["state"])
+    with pytest.raises(Exception, match="no TC accumulators"):
+        TrainingRun.resume(tmp_path / "run", {"episodes": 500})
+
+
+def test_cli_methods_and_their_errors(tmp_path, cli_env):
+    run = tmp_path / "run"
+    r = td2048("train", "--network", SMALL, "--episodes", 200, "--block", 100, "--seed", 1, "--stages", "64",
+               "--optimistic", 1000, "--tc-from", 100, "--out", run, env=cli_env)
+    assert r.returncode == 0, r.stderr
+    assert "2 stages (from 64)" in r.stdout and "optimistic 1000, TC (alpha 1.0) from episode 100" in r.stdout
+    r = td2048("convert", run / "model.td2048", tmp_path / "play.td2048", "--playing", env=cli_env)
+    assert r.returncode == 0, r.stderr
+    played, _ = load_model(tmp_path / "play.td2048")
+    assert played.accumulators is None and played.spec.n_stages == 2
+    r = td2048("eval", tmp_path / "play.td2048", "--games", 20, "--json", env=cli_env)
+    assert r.returncode == 0 and json.loads(r.stdout)["games"] == 20, r.stderr
+    assert_one_line_error(td2048("convert", run / "model.td2048", tmp_path / "x.w", env=cli_env), "one stage")
+    for args, fragment in ((["--optimistic", "-5"], "must be a number >= 0"),
+                           (["--stages", "128,64"], "rising order"),
+                           (["--stages", "100"], "not a tile of 2048"),
+                           (["--tc-from", "150%"], "--tc-from must be"),
+                           (["--tc", "--tc-from", "5"], "give one of them"),
+                           (["--restarts", "1"], "--restarts must be"),
+                           (["--restart-tile", "3000"], "--restart-tile must be a tile"),
+                           (["--optimistic", "5", "--init", run / "model.td2048"], "with --init"),
+                           (["--network", "4x6", "--tc", "--memory-limit", "512MiB"], "over the memory limit")):
+        assert_one_line_error(td2048("train", "--episodes", 5, *args, "--out", tmp_path / "x", env=cli_env),
+                              fragment)
