@@ -70,7 +70,8 @@ def model_header(network: Network, game: str | None = None, training: dict | Non
     tables = [{"tuple": tuple_to_hex(t), "offset": o, "size": n}
               for t, o, n in zip(spec.tuples, spec.table_offsets, spec.table_sizes, strict=True)]
     header = {
-        "format": FORMAT, "version": 1 if network.accumulators is None else 2, "game": game or network.game, "method": network.method,
+        "format": FORMAT, "version": 1 if network.accumulators is None else 2, "game": game or network.game,
+        "method": network.method,
         "network": {**spec.to_dict(), "cell_bits": network.cell_bits},
         "weights": {"dtype": "<f4", "count": int(network.weights.size), "tables": tables},
         "training": {"td2048": __version__, "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
