@@ -14,9 +14,12 @@ from td2048.learn import TrainSettings, train
 from td2048.network import Network, parse_network
 from td2048.play import evaluate
 
+# the suite's 2584 network: every 2584 training test shares its kernels (each network compiles for seconds)
+FIB_NETWORK, FIB_CLAMP = "0123,4567,0145", 18
+
 
 def test_2584_learns_and_round_trips(tmp_path):
-    net, stats = train(TrainSettings(game="2584", network="0123,4567,0145,37bf", clamp=18, episodes=3000,
+    net, stats = train(TrainSettings(game="2584", network=FIB_NETWORK, clamp=FIB_CLAMP, episodes=3000,
                                      block=500, seed=1))
     assert net.game == "2584" and net.spec.clamp == 18
     assert stats[-1].avg > 1.3 * stats[0].avg, (stats[0].avg, stats[-1].avg)
@@ -30,8 +33,9 @@ def test_2584_learns_and_round_trips(tmp_path):
 
 def test_cli_2584(tmp_path):
     run = tmp_path / "run"
-    r = subprocess.run([sys.executable, "-m", "td2048.cli", "train", "--game", "2584", "--network", "2x4",
-                        "--clamp", "15", "--episodes", "400", "--block", "200", "--seed", "2", "--out", str(run)],
+    r = subprocess.run([sys.executable, "-m", "td2048.cli", "train", "--game", "2584", "--network", FIB_NETWORK,
+                        "--clamp", str(FIB_CLAMP), "--episodes", "400", "--block", "200", "--seed", "2",
+                        "--out", str(run)],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "(2584)" in r.stdout and "\t233\t" in r.stdout  # Fibonacci tiles in the table
@@ -60,7 +64,7 @@ def test_2048_on_5_bit_cells(tmp_path):
 
 
 def test_eval_checks_the_game(tmp_path):
-    save_model(tmp_path / "fib.td2048", Network(parse_network("2x4", clamp=18), game="2584"))
+    save_model(tmp_path / "fib.td2048", Network(parse_network(FIB_NETWORK, clamp=FIB_CLAMP), game="2584"))
     r = subprocess.run([sys.executable, "-m", "td2048.cli", "eval", str(tmp_path / "fib.td2048"), "--game", "2048",
                         "--games", "5"], capture_output=True, text=True)
     assert r.returncode == 2 and "game 2584, not 2048" in r.stderr
@@ -73,7 +77,8 @@ def test_eval_checks_the_game(tmp_path):
 def test_2584_returns_and_exploration(method):
     """On 2584 too: lambda 0 and 1-step returns are TD(0) bit for bit; lambda, n-step and exploration learn."""
     def trained(**options):
-        settings_ = TrainSettings(network="2x4", game="2584", episodes=300, block=100, seed=4, method=method,
+        settings_ = TrainSettings(network=FIB_NETWORK, clamp=FIB_CLAMP, game="2584", episodes=300, block=100, seed=4,
+                                  method=method,
                                   **options)
         net, stats = train(settings_)
         return net.weights, stats
