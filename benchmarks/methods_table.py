@@ -6,8 +6,9 @@
 Each argument is LABEL=TD2048_RUN_DIR:TDL2048_LOG (either side may be empty). For td2048 the
 last block of log.jsonl; for TDL2048+ (trained with ``-t 99x1000 -t 1x1000 -%``, so that its last
 summary covers the last 1,000 games) the last summary's table. Moves per second: the training
-blocks after the first, which holds the kernels' compilation (td2048), all summaries' ops (TDL2048+). Prints Markdown rows; --plot draws the average
-score of each block (1,000 episodes) for every run.
+blocks after the first, which holds the kernels' compilation (td2048), all summaries' ops
+(TDL2048+). Prints Markdown rows; --plot draws the average score of each block (1,000 episodes)
+for every run.
 """
 
 import argparse
