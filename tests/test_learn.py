@@ -46,10 +46,14 @@ class ReferenceLearner:
         for group in self.indices(board):
             s = 0.0
             for i in group:
-                self.w[i] = np.float32(self.w[i] + u)
+                self.add(i, u)
                 s += float(self.w[i])
             total += s
         return total
+
+    def add(self, i, u):
+        """One weight's step of an update whose feature share of the error is u."""
+        self.w[i] = np.float32(self.w[i] + u)
 
     def spawn(self, board):
         return int(_py_spawn(np.uint64(board), self.rng))

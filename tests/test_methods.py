@@ -29,19 +29,11 @@ class TCReference(ReferenceLearner):
         super().__init__(net, rng_state, alpha)
         self.acc = net.accumulators.copy()
 
-    def td_update(self, board, target):
-        u = np.float32(self.alpha_split * (target - self.value(board)))
-        total = 0.0
-        for group in self.indices(board):
-            s = 0.0
-            for i in group:
-                rate = np.float32(np.abs(self.acc[2 * i]) / self.acc[2 * i + 1])
-                self.w[i] = np.float32(self.w[i] + np.float32(u * rate))
-                self.acc[2 * i] = np.float32(self.acc[2 * i] + u)
-                self.acc[2 * i + 1] = np.float32(self.acc[2 * i + 1] + np.abs(u))
-                s += float(self.w[i])
-            total += s
-        return total
+    def add(self, i, u):
+        rate = np.float32(np.abs(self.acc[2 * i]) / self.acc[2 * i + 1])
+        self.w[i] = np.float32(self.w[i] + np.float32(u * rate))
+        self.acc[2 * i] = np.float32(self.acc[2 * i] + u)
+        self.acc[2 * i + 1] = np.float32(self.acc[2 * i + 1] + np.abs(u))
 
 
 class StagedReference(ReferenceLearner):
