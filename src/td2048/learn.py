@@ -71,7 +71,8 @@ class Learner:
     With ``threads`` > 1 the episodes of a block are shared among threads that play at once
     (the kernels release the GIL): each thread trains a copy of its own and the copies are
     merged into the network every ``merge_seconds`` of training (see :mod:`td2048.kernels.merge`
-    for why and how), and whenever :meth:`merge` is called. Such runs are fast but not
+    for why and how), and whenever :meth:`merge` is called (``merge_seconds`` 0: after every
+    share of episodes a thread finishes, whatever the clock says). Such runs are fast but not
     reproducible; one thread is reproducible bit for bit and needs no copies.
 
     The player owns the network's weights while it learns: change them between blocks only
@@ -317,7 +318,11 @@ class Learner:
                 start = lo
                 lo = play(thread, lo, hi)
                 if lo > start:
-                    state["played"] = True
+                    with lock:
+                        state["played"] = True
+                        if self.merge_seconds <= 0 and state["next"] < episodes:
+                            state["pending"] = True  # merges due all the time: one after every share
+                            self._stop[0] = 1
 
         def ask_for_merge() -> float:
             """Raise the stop flag when a merge is due; the seconds until it should look again."""
