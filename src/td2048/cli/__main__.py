@@ -10,12 +10,12 @@ import argparse
 import sys
 
 from td2048 import __version__
-from td2048.cli import analyze, bench, convert, judge, plot, train
+from td2048.cli import analyze, bench, convert, judge, plot, replay, train, watch
 from td2048.cli import eval as eval_command
 from td2048.errors import TD2048Error
 
 COMMANDS = {"train": train, "eval": eval_command, "analyze": analyze, "plot": plot, "judge": judge,
-            "convert": convert, "bench": bench}
+            "convert": convert, "bench": bench, "watch": watch, "replay": replay}
 
 
 class OneLineParser(argparse.ArgumentParser):
