@@ -7,17 +7,26 @@ Layers, calls going one way only::
     network.py  tuple specs, presets, index plans, values  (Python + kernels)
     games/      bitboards, row tables, moves, new tiles    (kernels)
 
-Kernels are ``@njit`` functions that take arrays and scalars only; a whole block of
-episodes runs inside one compiled call.
+The public API is this package's ``__all__``: load a model (:func:`load`), play it
+(:class:`Agent`, ``depth=`` for expectimax), train (:func:`train` with :class:`TrainSettings`),
+boards from tile values (:class:`Board`), and the Gymnasium environments ``td2048/2048-v0`` and
+``td2048/2584-v0``, registered on import.
+
+Kernels are ``@njit`` functions that take arrays and scalars only; a whole block of episodes
+runs inside one compiled call.
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
+from td2048.api import load, save
+from td2048.envs import TileGameEnv, TileGameVectorEnv, register
 from td2048.errors import TD2048Error
+from td2048.games.board import Board
+from td2048.learn import TrainSettings, train
+from td2048.network import Network, parse_network
+from td2048.play import Agent, Search, evaluate
+from td2048.stats import BlockStats
+from td2048.version import __version__
 
-try:
-    __version__ = version("td2048")
-except PackageNotFoundError:  # running from a source tree without an install
-    __version__ = "0.0.0+src"
+register()  # gymnasium.make("td2048/2048-v0"), gymnasium.make_vec("td2048/2584-v0", num_envs=N)
 
-__all__ = ["TD2048Error", "__version__"]
+__all__ = ["Agent", "Board", "BlockStats", "Network", "Search", "TD2048Error", "TileGameEnv", "TileGameVectorEnv",
+           "TrainSettings", "__version__", "evaluate", "load", "parse_network", "save", "train"]

@@ -217,6 +217,41 @@ def board_picture(lo: int, hi: int, game: str) -> str:
     return "\n".join(rows)
 
 
+@dataclass
+class RuleCheck:
+    """What the replay of a record file under a game's rules found (see :func:`_replay`)."""
+
+    scores: np.ndarray  # per episode
+    max_codes: np.ndarray
+    ranks: np.ndarray  # per placement: its rank among the empty cells, their count, its cell and code
+    empties: np.ndarray
+    cells: np.ndarray
+    placed_codes: np.ndarray
+    expected_cells: np.ndarray  # placements each cell should get, were they uniform over the empty cells
+    violation: str | None = None  # the first rule broken: "line L, action K (text): what [game rules]"
+    where: tuple[int, int] | None = None  # its (episode, action)
+    board: str = ""  # the board there, as a picture
+
+
+def check_rules(parsed: ParsedFile, game: str) -> RuleCheck:
+    """Replay every episode from an empty board under ``game``'s rules (the judge's first test)."""
+    episodes = len(parsed.line_numbers)
+    n_place = int((parsed.kinds == PLACE).sum())
+    check = RuleCheck(np.zeros(episodes, np.int64), np.zeros(episodes, np.int64),
+                      *(np.zeros(n_place, np.int64) for _ in range(4)), np.zeros(16, np.float64))
+    violation = np.zeros(5, np.int64)
+    _replay(wide_row_table(game), parsed.kinds, parsed.args, parsed.codes, parsed.starts, check.scores,
+            check.max_codes, check.ranks, check.empties, check.cells, check.expected_cells, check.placed_codes,
+            violation)
+    if violation[0] != OK:
+        kind, e, k = int(violation[0]), int(violation[1]), int(violation[2])
+        text = parsed.texts[parsed.starts[e] + k] if k < parsed.starts[e + 1] - parsed.starts[e] else ""
+        check.violation = f"line {parsed.line_numbers[e]}, action {k} ({text}): {_VIOLATIONS[kind]} [{game} rules]"
+        check.where = (e, k)
+        check.board = board_picture(int(violation[3]) & (2**64 - 1), int(violation[4]), game)
+    return check
+
+
 def judge_file(path: str | Path, game: str = "2584") -> Verdict:
     """Replay and test a record file; the verdict's message is what the judge prints."""
     try:
@@ -225,20 +260,11 @@ def judge_file(path: str | Path, game: str = "2584") -> Verdict:
         return Verdict(False, f"{path}: {e}")
     episodes = len(parsed.line_numbers)
     n_actions = len(parsed.kinds)
-    scores = np.zeros(episodes, np.int64)
-    max_codes = np.zeros(episodes, np.int64)
-    n_place = int((parsed.kinds == PLACE).sum())
-    ranks, empties, cells, placed_codes = (np.zeros(n_place, np.int64) for _ in range(4))
-    expected_cells = np.zeros(16, np.float64)
-    violation = np.zeros(5, np.int64)
-    _replay(wide_row_table(game), parsed.kinds, parsed.args, parsed.codes, parsed.starts, scores, max_codes,
-            ranks, empties, cells, expected_cells, placed_codes, violation)
-    if violation[0] != OK:
-        kind, e, k = int(violation[0]), int(violation[1]), int(violation[2])
-        text = parsed.texts[parsed.starts[e] + k] if k < parsed.starts[e + 1] - parsed.starts[e] else ""
-        lo, hi = int(violation[3]) & (2**64 - 1), int(violation[4])
-        return Verdict(False, f"{path}: line {parsed.line_numbers[e]}, action {k} ({text}): {_VIOLATIONS[kind]} "
-                              f"[{game} rules]\n{board_picture(lo, hi, game)}", episodes)
+    check = check_rules(parsed, game)
+    if check.violation is not None:
+        return Verdict(False, f"{path}: {check.violation}\n{check.board}", episodes)
+    scores, max_codes, ranks, empties, cells = check.scores, check.max_codes, check.ranks, check.empties, check.cells
+    placed_codes, expected_cells, n_place = check.placed_codes, check.expected_cells, len(check.placed_codes)
 
     problems = []
     if parsed.durations_ms <= 0:

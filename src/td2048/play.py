@@ -22,6 +22,7 @@ import numpy as np
 from td2048.config import DEFAULT_MEMORY_LIMIT
 from td2048.errors import TD2048Error
 from td2048.games.bitboard import board_from_grid
+from td2048.games.board import Board
 from td2048.games.game2048 import MOVE_NAMES, row_table
 from td2048.games.rules import tile_value
 from td2048.games.wide import wide_from_codes, wide_row_table
@@ -114,9 +115,13 @@ class Agent:
     """
 
     def __init__(self, network: Network, search: Search | None = None, seed: int | None = None,
-                 threads: int = 1, memory_limit: int = DEFAULT_MEMORY_LIMIT):
+                 threads: int = 1, memory_limit: int = DEFAULT_MEMORY_LIMIT, *, depth: int | None = None):
         if threads < 1:
             raise TD2048Error(f"threads must be at least 1, not {threads}")
+        if depth is not None:  # the API's short form: the search of ``td2048 eval --depth``
+            if search is not None:
+                raise TD2048Error("give a search or a depth, not both")
+            search = parse_search(depth, game=network.game)
         self.network = network
         self.search = search or Search()
         self.search.validate(network.game)
@@ -145,6 +150,8 @@ class Agent:
         return self._rng_rows[0, :4]
 
     def _board(self, board):
+        if isinstance(board, Board):
+            board = board.packed(self.network.wide)
         return self.network._board(board)
 
     def analyze(self, board) -> dict[str, float | None]:
@@ -156,6 +163,12 @@ class Agent:
                               self._downgrade_code, kernels.scratch_arrays(), self._tt[0], self._ttv[0],
                               self._limits, self.counters[0], values)
         return {name: (None if np.isnan(v) else float(v)) for name, v in zip(MOVE_NAMES, values, strict=True)}
+
+    def best_move(self, board) -> str | None:
+        """The move the agent plays on ``board`` (a :class:`Board` or packed), None when none is legal."""
+        values = self.analyze(board)
+        legal = {move: v for move, v in values.items() if v is not None}
+        return max(legal, key=legal.get) if legal else None
 
     def play(self, games: int, on_progress: Callable[[int], None] | None = None, episodes: int | None = None,
              ) -> BlockStats:
@@ -247,6 +260,11 @@ class Agent:
             self._tt[0][:] = 0
             return net.wide_kernels(), wide_row_table(net.game), (narrow, np.uint64(0))
         return net.kernels, self._table, narrow
+
+    @property
+    def empty_board(self):
+        """The board every game starts from before its two tiles: 0, or (0, 0) on 5-bit cells."""
+        return (0, 0) if self.network.wide else 0
 
     def spawn(self, board):
         """``board`` (an int; (lo, hi) on 5-bit cells) with one new tile, from the first thread's random state."""

@@ -27,13 +27,13 @@ from pathlib import Path
 
 import numpy as np
 
-from td2048 import __version__
 from td2048.errors import TD2048Error
 from td2048.io.atomic import ensure_writable_dir, write_text_atomic
 from td2048.io.model import check_same_network, load_model, save_model
 from td2048.learn import Learner, TrainSettings, snapshot_interval, train_blocks
 from td2048.network import Network
 from td2048.stats import BlockStats
+from td2048.version import __version__
 
 SETTINGS, LOG, SNAPSHOT, MODEL, PLOT = "settings.json", "log.jsonl", "snapshot.td2048", "model.td2048", "progress.png"
 # settings that define what is being trained: a resumed run keeps them

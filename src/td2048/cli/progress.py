@@ -1,20 +1,30 @@
-"""A one-line live progress bar for terminals: episodes, ETA, moves/s, current avg and 2048 rate."""
+"""A live progress bar for terminals (rich): episodes, ETA, moves/s, current avg and win-tile rate."""
 
 from __future__ import annotations
 
-import shutil
+import atexit
 import sys
 import time
 
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
+from rich.progress import Progress as RichProgress
+
 
 class Progress:
+    """Shown between the blocks' tables: ``update`` after a table draws it, ``clear`` before the next
+    takes it away, so the tables stay plain lines. Off (prints nothing) unless ``stream`` is a terminal."""
+
     def __init__(self, total: int, done: int = 0, enabled: bool = True, stream=None, win_tile: int = 2048):
         self.win_tile = win_tile
         self.total, self.start_done = total, done
-        self.enabled = enabled
         self.stream = stream or sys.stdout
+        self.enabled = enabled and self.stream.isatty()
         self.started = time.monotonic()
-        self.shown = False
+        if self.enabled:
+            self._bar = RichProgress(BarColumn(), MofNCompleteColumn(), TextColumn("episodes  {task.fields[line]}"),
+                                     console=Console(file=self.stream), transient=True, auto_refresh=False)
+            self._task = self._bar.add_task("train", total=total, completed=done, line="")
 
     def update(self, stats) -> None:
         if not self.enabled:
@@ -23,21 +33,17 @@ class Progress:
         elapsed = time.monotonic() - self.started
         rate = (done - self.start_done) / elapsed if elapsed > 0 else 0.0
         eta = (self.total - done) / rate if rate > 0 else float("inf")
-        width = max(10, min(40, shutil.get_terminal_size((100, 20)).columns - 90))
-        filled = int(width * done / self.total)
-        bar = "#" * filled + "-" * (width - filled)
-        line = (f"[{bar}] {done}/{self.total} episodes  ETA {format_duration(eta)}  "
-                f"{stats.moves_per_s / 1e6:.2f}M moves/s  avg {stats.avg:.0f}  "
+        line = (f"ETA {format_duration(eta)}  {stats.moves_per_s / 1e6:.2f}M moves/s  avg {stats.avg:.0f}  "
                 f"{self.win_tile} {100 * stats.reach_rate(self.win_tile):.1f}%")
-        self.stream.write("\r" + line + "\x1b[K")
-        self.stream.flush()
-        self.shown = True
+        self._bar.update(self._task, completed=done, line=line, refresh=True)
+        if not self._bar.live.is_started:
+            atexit.register(self.clear)  # an error that skips clear() must not leave the cursor hidden
+            self._bar.start()
 
     def clear(self) -> None:
-        if self.enabled and self.shown:
-            self.stream.write("\r\x1b[K")
-            self.stream.flush()
-            self.shown = False
+        if self.enabled and self._bar.live.is_started:
+            self._bar.stop()
+            atexit.unregister(self.clear)
 
 
 def format_duration(seconds: float) -> str:

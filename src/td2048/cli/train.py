@@ -10,7 +10,6 @@ import signal
 import sys
 from pathlib import Path
 
-from td2048 import __version__
 from td2048.cli.options import (
     add_game_argument,
     add_network_arguments,
@@ -27,6 +26,7 @@ from td2048.io.model import read_model
 from td2048.learn import DEFAULT_MERGE_SECONDS, TrainSettings
 from td2048.network import METHODS
 from td2048.run import TrainingRun
+from td2048.version import __version__
 
 HELP = "train an n-tuple network by TD learning (afterstate or state values)"
 DESCRIPTION = """\

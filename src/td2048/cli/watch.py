@@ -1,14 +1,115 @@
-"""``td2048 watch``: watch a model play in the terminal (being built)."""
+"""``td2048 watch``: a model plays one game live in the terminal, with the value it saw in every move."""
 
-from td2048.errors import TD2048Error
+from __future__ import annotations
 
-HELP = "watch a model play in the terminal"
-DESCRIPTION = "Watch a model play in the terminal."
+import argparse
+import secrets
+import sys
+import time
+
+import numpy as np
+from rich.live import Live
+
+from td2048.cli.options import add_search_arguments, nonnegative_float_arg, nonnegative_int_arg
+from td2048.cli.terminal import Keys, board_codes, board_text, move_header, move_line, view
+from td2048.games.rules import tile_value
+from td2048.io.model import load_model
+from td2048.play import Agent, parse_search
+
+HELP = "watch a model play one game in the terminal, with every move's value"
+DESCRIPTION = """\
+Play one game with a model and show it move by move: the board in colour, the score, the move
+number, the move played and the value of each of the four moves (r + the afterstate's value at
+the search depth, as td2048 analyze prints them; illegal moves marked). Keys: space pauses and
+resumes, n or the right arrow plays one move while paused, q quits with the game's summary.
+
+When stdout is not a terminal: one line per move (number, move, reward, score, the four
+values), then the final board and the summary, with no delay. The same --seed plays the same
+game; at depth 1 it is the game of td2048 eval --games 1 --seed S.
+"""
 
 
-def add_arguments(parser):
-    pass
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", help="a .td2048 model file (a run's model.td2048 or snapshot.td2048)")
+    p.add_argument("--delay", type=nonnegative_float_arg, default=0.15, metavar="S",
+                   help="seconds between moves on a terminal (default 0.15)")
+    p.add_argument("--seed", type=nonnegative_int_arg, default=None,
+                   help="random seed (default: drawn, and printed in the summary to watch the game again)")
+    add_search_arguments(p)
 
 
-def run(args) -> int:
-    raise TD2048Error("not built yet")
+class Game:
+    """One game of ``agent``, a move at a time, from two new tiles on an empty board (as every game starts)."""
+
+    def __init__(self, agent: Agent):
+        self.agent, self.game = agent, agent.network.game
+        self.board = agent.spawn(agent.spawn(agent.empty_board))
+        self.score = self.moves = self.reward = 0
+        self.direction = -1
+        self.values = np.full(4, np.nan)  # of the move played last
+        self.over = False
+
+    def step(self) -> None:
+        values = np.empty(4)
+        d, reward, _, board = self.agent.step(self.board, values)
+        if d < 0:
+            self.over = True
+            return
+        self.direction, self.reward, self.board, self.values = d, reward, board, values
+        self.score += reward
+        self.moves += 1
+
+    def screen(self, title: str, state: str):
+        return view(title, self.board, self.game, self.score, self.moves, self.direction, self.reward, self.values,
+                    state)
+
+
+def run(args: argparse.Namespace) -> int:
+    network, _ = load_model(args.model)
+    search = parse_search(args.depth, args.tt_size, args.limit, args.downgrade, network.game)
+    seed = secrets.randbelow(2**31) if args.seed is None else args.seed
+    game = Game(Agent(network, search, seed, memory_limit=args.memory_limit))
+    title = f"{args.model}: {network.spec.name} ({network.game}), {search.describe()}, seed {seed}"
+    started = time.monotonic()
+    with Keys() as keys:
+        try:
+            ending = _live(game, keys, title, args.delay) if sys.stdout.isatty() else _plain(game, keys, title)
+        except KeyboardInterrupt:
+            ending = "interrupted"
+    if not sys.stdout.isatty():
+        print(board_text(game.board, game.game))
+    largest = tile_value(game.game, max(board_codes(game.board)))
+    print(f"# {ending}: score {game.score}, {game.moves} moves, largest tile {largest}, "
+          f"{time.monotonic() - started:.1f} s (seed {seed})")
+    return 130 if ending == "interrupted" else 0
+
+
+def _plain(game: Game, keys: Keys, title: str) -> str:
+    print(f"# {title}")
+    print(move_header())
+    while keys.read(0) != "q":
+        game.step()
+        if game.over:
+            return "game over"
+        print(move_line(game.moves, game.direction, game.reward, game.score, game.values))
+    return "stopped"
+
+
+def _live(game: Game, keys: Keys, title: str, delay: float) -> str:
+    paused, ending = False, None
+    with Live(game.screen(title, "playing"), auto_refresh=False) as live:
+        due = time.monotonic() + delay
+        while ending is None:
+            key = keys.read(None if paused else due - time.monotonic())
+            if key == "q":
+                ending = "stopped"
+            elif key == " ":
+                paused = not paused
+            elif key is None or (paused and key in ("n", "right")):
+                game.step()
+                due = time.monotonic() + delay
+                ending = "game over" if game.over else None
+            else:
+                continue
+            live.update(game.screen(title, ending or ("paused" if paused else "playing")), refresh=True)
+    return ending

@@ -45,10 +45,10 @@ from pathlib import Path
 
 import numpy as np
 
-from td2048 import __version__
 from td2048.errors import TD2048Error
 from td2048.io.atomic import atomic_open
 from td2048.network import Network, NetworkSpec, aligned_bytes, tuple_to_hex
+from td2048.version import __version__
 
 MAGIC = b"TD2048\x1a\n"
 END_MAGIC = b"TDND"

@@ -114,7 +114,7 @@ def _placement(before, after) -> tuple[int, int]:
 def _searched_episode(agent: Agent):
     """One game decided move by move by compiled searches, each timed: (actions, n, score, largest code)."""
     rows = []
-    board = 0
+    board = agent.empty_board
     for _ in range(2):
         placed = agent.spawn(board)
         rows.append((0, *_placement(board, placed), 0))

@@ -1,0 +1,137 @@
+"""The terminal side of ``td2048 watch``: the board in colour (rich), its plain-text form, and keys read
+without blocking. Plain text and ANSI-free output go wherever stdout is not a terminal."""
+
+from __future__ import annotations
+
+import math
+import os
+import select
+import sys
+import termios
+import time
+import tty
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from td2048.cli.analyze import format_grid
+from td2048.games.bitboard import grid_from_board
+from td2048.games.game2048 import MOVE_NAMES
+from td2048.games.rules import tile_value
+from td2048.games.wide import wide_to_codes
+
+# (background, text) by code, as the original 2048: code 1 is the 2 (2584: the 1), code 11 the 2048
+TILE_COLOURS = ["#cdc1b4", "#eee4da", "#ede0c8", "#f2b179", "#f59563", "#f67c5f", "#f65e3b", "#edcf72",
+                "#edcc61", "#edc850", "#edc53f", "#edc22e"]
+BEYOND = "#3c3a32"  # every tile after the 2048's code
+BOARD = "#bbada0"
+KEYS = "space pause/resume   n or right arrow: one move (paused)   q quit"
+
+
+def board_codes(board) -> list[int]:
+    """16 codes, row-major, of a board: an int on 4-bit cells, (lo, hi) on 5-bit ones."""
+    return wide_to_codes(board) if isinstance(board, tuple) else grid_from_board(board).reshape(16).tolist()
+
+
+def format_value(value: float) -> str:
+    return "illegal" if math.isnan(value) else f"{value:.1f}"
+
+
+def board_text(board, game: str) -> str:
+    """The board as plain text, tile values right-aligned, '.' for empty."""
+    return format_grid([tile_value(game, c) for c in board_codes(board)])
+
+
+def move_header() -> str:
+    return f"{'# move':<6} {'dir':<5} {'reward':>7} {'score':>8}  " + " ".join(f"{n:>10}" for n in MOVE_NAMES)
+
+
+def move_line(number: int, direction: int, reward: int, score: int, values) -> str:
+    """One move in plain text, the columns of :func:`move_header`."""
+    return (f"{number:>6} {MOVE_NAMES[direction]:<5} {reward:>7} {score:>8}  "
+            + " ".join(f"{format_value(v):>10}" for v in values))
+
+
+def _tile_style(code: int) -> str:
+    background = TILE_COLOURS[code] if code < len(TILE_COLOURS) else BEYOND
+    return f"bold {'#776e65' if code in (1, 2) else '#f9f6f2'} on {background}"
+
+
+def board_renderable(board, game: str) -> Text:
+    """Tiles three lines high on the board's brown, coloured by code (so 2584's Fibonacci tiles take the
+    colours of the 2048 tiles of the same rank)."""
+    codes = board_codes(board)
+    width = max(6, max(len(str(tile_value(game, c))) for c in codes) + 2)
+    edge = f"on {BOARD}"
+    text = Text(" " * (4 * width + 5) + "\n", edge)
+    for r in range(4):
+        for line in range(3):
+            text.append(" ", edge)
+            for code in codes[4 * r:4 * r + 4]:
+                label = "" if line != 1 else str(tile_value(game, code)) if code else "."  # legible without colour
+                text.append(label.center(width), _tile_style(code))
+                text.append(" ", edge)
+            text.append("\n")
+        text.append(" " * (4 * width + 5) + ("\n" if r < 3 else ""), edge)
+    return text
+
+
+def view(title: str, board, game: str, score: int, number: int, direction: int, reward: int, values,
+         state: str) -> Group:
+    """The live screen: title, the board beside the score, move and each move's value, then the keys."""
+    info = Table.grid(padding=(0, 2))
+    info.add_column(style="bold")
+    info.add_column(justify="right")
+    info.add_row("score", f"{score:,}")
+    info.add_row("move", f"{number:,}")
+    info.add_row("played", f"{MOVE_NAMES[direction]} +{reward}" if direction >= 0 else "-")
+    info.add_row("largest", f"{tile_value(game, max(board_codes(board))):,}")
+    info.add_row("", "")
+    info.add_row("value", "")
+    for d, name in enumerate(MOVE_NAMES):
+        chosen = d == direction
+        info.add_row(("> " if chosen else "  ") + name, Text(format_value(values[d]), "bold green" if chosen else
+                                                             "dim" if math.isnan(values[d]) else ""))
+    info.add_row("", "")
+    info.add_row(Text(state, "reverse"), "")
+    layout = Table.grid(padding=(0, 3))
+    layout.add_row(board_renderable(board, game), info)
+    return Group(Text(title, "bold"), layout, Text(KEYS, "dim"))
+
+
+class Keys:
+    """Keys from a terminal on stdin, one at a time without blocking (cbreak: no echo, no Enter needed;
+    Ctrl-C still interrupts). Without a terminal on stdin, :meth:`read` only waits."""
+
+    def __init__(self):
+        self.fd = sys.stdin.fileno() if sys.stdin is not None and sys.stdin.isatty() else None
+        self.pending = b""
+
+    def __enter__(self) -> Keys:
+        if self.fd is not None:
+            self.saved = termios.tcgetattr(self.fd)
+            tty.setcbreak(self.fd)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.fd is not None:
+            termios.tcsetattr(self.fd, termios.TCSADRAIN, self.saved)
+
+    def read(self, timeout: float | None) -> str | None:
+        """The next key ('q', ' ', 'right', ...) within ``timeout`` seconds (None: wait for one), or None."""
+        if self.fd is None:  # no keys, so never paused: timeout is a number
+            time.sleep(max(0.0, timeout))
+            return None
+        if not self.pending:
+            ready, _, _ = select.select([self.fd], [], [], None if timeout is None else max(0.0, timeout))
+            if not ready:
+                return None
+            self.pending = os.read(self.fd, 32)
+            if not self.pending:  # the terminal went away
+                return "q"
+        if self.pending[:1] == b"\x1b" and self.pending[1:2] in (b"[", b"O") and len(self.pending) >= 3:
+            key, self.pending = ("right" if self.pending[2:3] == b"C" else "escape"), self.pending[3:]
+        else:
+            key, self.pending = self.pending[:1].decode("latin-1").lower(), self.pending[1:]
+        return key

@@ -1,0 +1,96 @@
+"""A board as people write it: 16 tile values, row-major, 0 for empty; for the public API.
+
+The kernels keep boards packed (:mod:`td2048.games.bitboard`, :mod:`td2048.games.wide`); a
+:class:`Board` holds the cell codes and the game, packs itself for them, and slides by the same
+row tables.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from td2048.errors import TD2048Error
+from td2048.games.bitboard import board_from_grid, grid_from_board
+from td2048.games.game2048 import MOVE_NAMES
+from td2048.games.rules import tile_value
+from td2048.games.wide import py_wide_move, wide_from_codes, wide_to_codes
+
+MAX_CODE = 31  # 5-bit cells: 2048 to 2**31, 2584 to F(32)
+
+
+@dataclass(frozen=True)
+class Board:
+    """A 4x4 board of a game (``"2048"`` or ``"2584"``) as 16 cell codes, row-major::
+
+        Board.from_tiles([0, 2, 4, 8,  0, 0, 2, 16,  ...])   # tile values, 0 for empty
+        board.tiles        # [[0, 2, 4, 8], [0, 0, 2, 16], ...]
+        board.slide("left")  # (the board after the slide, its reward), before the new tile
+    """
+
+    codes: tuple[int, ...]
+    game: str = "2048"
+
+    def __post_init__(self):
+        if self.game not in ("2048", "2584"):
+            raise TD2048Error(f"game must be 2048 or 2584, not {self.game!r}")
+        if len(self.codes) != 16 or any(not 0 <= c <= MAX_CODE for c in self.codes):
+            raise TD2048Error("a board is 16 cell codes from 0 to 31")
+
+    @classmethod
+    def from_tiles(cls, tiles, game: str = "2048") -> Board:
+        """From 16 tile values (a flat list or 4 rows of 4), 0 for an empty cell."""
+        values = [int(v) for v in np.asarray(tiles).reshape(-1)]
+        if len(values) != 16:
+            raise TD2048Error(f"a board is 16 tile values (row-major, 0 for empty), not {len(values)}")
+        codes = {tile_value(game, c): c for c in range(MAX_CODE + 1)}
+        bad = [v for v in values if v not in codes]
+        if bad:
+            raise TD2048Error(f"{bad[0]} is not a tile of {game}")
+        return cls(tuple(codes[v] for v in values), game)
+
+    @classmethod
+    def from_packed(cls, board, game: str = "2048") -> Board:
+        """From the kernels' form: an int on 4-bit cells, ``(lo, hi)`` on 5-bit cells."""
+        codes = wide_to_codes(board) if isinstance(board, tuple) else grid_from_board(board).reshape(16).tolist()
+        return cls(tuple(int(c) for c in codes), game)
+
+    def packed(self, wide: bool = False):
+        """The kernels' form: an int on 4-bit cells (``wide=False``; tiles to 32768), else ``(lo, hi)``."""
+        if wide:
+            return wide_from_codes(self.codes)
+        if max(self.codes) > 15:
+            raise TD2048Error("this board holds a tile past 4-bit cells: use a model on 5-bit cells")
+        return board_from_grid(self.codes)
+
+    @property
+    def tiles(self) -> list[list[int]]:
+        """The tile values, 4 rows of 4 (0 for empty)."""
+        values = [tile_value(self.game, c) for c in self.codes]
+        return [values[r:r + 4] for r in range(0, 16, 4)]
+
+    @property
+    def max_tile(self) -> int:
+        return tile_value(self.game, max(self.codes))
+
+    @property
+    def empty_cells(self) -> list[int]:
+        """Indices (0..15, row-major) of the empty cells."""
+        return [i for i, c in enumerate(self.codes) if c == 0]
+
+    def slide(self, move: str | int) -> tuple[Board, int]:
+        """The board after sliding (``"up"``, ``"right"``, ``"down"``, ``"left"`` or 0..3) and its reward;
+        an illegal move returns the same board."""
+        direction = MOVE_NAMES.index(move) if isinstance(move, str) and move in MOVE_NAMES else move
+        if direction not in (0, 1, 2, 3):
+            raise TD2048Error(f"a move is one of {', '.join(MOVE_NAMES)} (or 0..3), not {move!r}")
+        after, reward = py_wide_move(self.game, wide_from_codes(self.codes), direction)
+        return Board(tuple(wide_to_codes(after)), self.game), reward
+
+    def legal_moves(self) -> list[str]:
+        """The moves that change the board, in the order up, right, down, left."""
+        return [name for name in MOVE_NAMES if self.slide(name)[0] != self]
+
+    def __str__(self) -> str:
+        return "\n".join(" ".join(f"{v if v else '.':>6}" for v in row) for row in self.tiles)

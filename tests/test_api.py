@@ -1,0 +1,54 @@
+"""The public API as users call it: the README's example runs as written; every public name says what it is."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import td2048
+from td2048 import Board, TD2048Error
+
+README = Path(__file__).parent.parent / "README.md"
+
+
+def test_readme_example_runs_as_written(tmp_path, cli_env):
+    text = README.read_text()
+    example = re.search(r"<!-- api-example -->\n```python\n(.*?)```", text, re.S).group(1)
+    r = subprocess.run([sys.executable, "-c", example], cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                       env=cli_env)
+    assert r.returncode == 0, r.stderr
+    assert "one game:" in r.stdout and (tmp_path / "2x4.td2048").exists()
+
+
+def test_every_public_name_has_a_docstring():
+    for name in td2048.__all__:
+        if name != "__version__":
+            assert getattr(td2048, name).__doc__, name
+
+
+def test_board_from_tiles():
+    board = Board.from_tiles([[0, 2, 4, 8], [0, 0, 0, 0], [0, 0, 16, 0], [2, 0, 0, 0]])
+    assert board.tiles[0] == [0, 2, 4, 8] and board.max_tile == 16 and len(board.empty_cells) == 11
+    assert Board.from_packed(board.packed()) == board == Board.from_packed(board.packed(wide=True))
+    left, reward = board.slide("left")
+    assert left.tiles[0] == [2, 4, 8, 0] and reward == 0 and board.legal_moves() == ["up", "right", "down", "left"]
+    assert Board.from_tiles([2, 2] + [0] * 14).slide(3) == (Board.from_tiles([4] + [0] * 15), 4)
+    fib = Board.from_tiles([1, 2, 3, 5] + [0] * 12, game="2584")
+    assert fib.slide("left") == (Board.from_tiles([3, 8] + [0] * 14, game="2584"), 11)
+    assert "    16" in str(board)
+    for bad, message in (([3] + [0] * 15, "3 is not a tile of 2048"), ([2] * 15, "16 tile values")):
+        with pytest.raises(TD2048Error, match=message):
+            Board.from_tiles(bad)
+    with pytest.raises(TD2048Error, match="a move is one of"):
+        board.slide("north")
+
+
+def test_agent_takes_a_depth_or_a_search():
+    net = td2048.Network(td2048.parse_network("0123"))
+    assert td2048.Agent(net, depth=3).search.depth == 3
+    with pytest.raises(TD2048Error, match="not both"):
+        td2048.Agent(net, td2048.Search(depth=2), depth=2)
+    with pytest.raises(TD2048Error, match="--depth must be from 1"):
+        td2048.Agent(net, depth=0)

@@ -1,0 +1,129 @@
+"""td2048 watch: plain output through a pipe, the live board and its keys in a real pseudo-terminal."""
+
+import contextlib
+import fcntl
+import io
+import json
+import os
+import re
+import select
+import signal
+import struct
+import subprocess
+import sys
+import termios
+import time
+
+import numpy as np
+import pytest
+from rich.console import Console
+from test_cli import assert_one_line_error
+
+from td2048.cli.terminal import view
+from td2048.games.wide import wide_from_codes
+
+SUMMARY = re.compile(r"# (game over|stopped|interrupted): score (\d+), (\d+) moves, largest tile (\d+), ")
+
+
+def td2048(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "td2048.cli", *map(str, args)], capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, env=env, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory, cli_env):
+    out = tmp_path_factory.mktemp("watch") / "run"
+    r = td2048("train", "--network", "2x4", "--episodes", 200, "--seed", 1, "--out", out, "--quiet", env=cli_env)
+    assert r.returncode == 0, r.stderr
+    return out / "model.td2048"
+
+
+def test_plain_output_is_the_game_of_eval(model, cli_env):
+    r = td2048("watch", model, "--seed", 1, "--delay", 0, env=cli_env)
+    assert r.returncode == 0, r.stderr
+    assert "\x1b" not in r.stdout
+    lines = r.stdout.splitlines()
+    moves = [line.split() for line in lines[2:-5]]  # after the title and the columns' header
+    board = [line.split() for line in lines[-5:-1]]
+    assert [int(m[0]) for m in moves] == list(range(1, len(moves) + 1))
+    assert all(m[1] in ("up", "right", "down", "left") and m[4 + ("up", "right", "down", "left").index(m[1])]
+               != "illegal" for m in moves)
+    ending, score, count, largest = SUMMARY.search(r.stdout).groups()
+    assert ending == "game over" and int(count) == len(moves)
+    assert int(score) == sum(int(m[2]) for m in moves) == int(moves[-1][3])
+    assert len(board) == 4 and max(int(t) for row in board for t in row if t != ".") == int(largest)
+    played = json.loads(td2048("eval", model, "--games", 1, "--seed", 1, "--json", env=cli_env).stdout)
+    assert (played["avg"], played["moves"]) == (int(score), len(moves))
+
+
+def test_bad_input_is_one_line(model, tmp_path, cli_env):
+    assert_one_line_error(td2048("watch", tmp_path / "missing.td2048", env=cli_env), "no such file")
+    assert_one_line_error(td2048("watch", model, "--depth", 0, env=cli_env), "--depth")
+    assert_one_line_error(td2048("watch", model, "--delay", "-1", env=cli_env), "--delay")
+
+
+def _read_until(master, pattern: bytes, seen: bytearray) -> None:
+    deadline = time.monotonic() + 300  # generous: only a hung program gets near it
+    while pattern not in seen:
+        assert time.monotonic() < deadline, bytes(seen[-2000:])
+        if select.select([master], [], [], 1)[0]:
+            seen += os.read(master, 65536)
+
+
+@contextlib.contextmanager
+def _watch_in_pty(model, cli_env, *args):
+    """The command on a pseudo-terminal of 100 x 30 (stdin, stdout and stderr), once its board is up;
+    killed at the end whatever happened, so that a failed test leaves nothing waiting for keys."""
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    before = termios.tcgetattr(slave)
+    proc = subprocess.Popen([sys.executable, "-m", "td2048.cli", "watch", str(model), *map(str, args)],
+                            stdin=slave, stdout=slave, stderr=slave, env={**cli_env, "TERM": "xterm-256color"})
+    try:
+        seen = bytearray()
+        _read_until(master, b"playing", seen)
+        yield proc, master, slave, before, seen
+    finally:
+        proc.kill()
+        proc.wait()
+        os.close(master)
+        os.close(slave)
+
+
+def _finish(proc, master, slave, before, seen) -> str:
+    """Read to the end (the program blocks on a full terminal), check the terminal was restored."""
+    deadline = time.monotonic() + 300
+    while proc.poll() is None or select.select([master], [], [], 0.2)[0]:
+        assert time.monotonic() < deadline, bytes(seen[-2000:])
+        if select.select([master], [], [], 0.2)[0]:
+            seen += os.read(master, 65536)
+    assert termios.tcgetattr(slave) == before  # echo and line mode back as they were
+    return seen.decode(errors="replace")
+
+
+def test_keys_in_a_terminal(model, cli_env):
+    """Space pauses; n and the right arrow each play one move; q quits with the summary."""
+    with _watch_in_pty(model, cli_env, "--seed", 1, "--delay", 1000) as (proc, master, slave, before, seen):
+        os.write(master, b" ")
+        _read_until(master, b"paused", seen)
+        os.write(master, b"n\x1b[Cq")
+        out = _finish(proc, master, slave, before, seen)
+    assert proc.returncode == 0, out
+    assert "\x1b[" in out and "Traceback" not in out
+    ending, _, count, _ = SUMMARY.search(out).groups()
+    assert (ending, count) == ("stopped", "2")
+
+
+def test_interrupt_restores_the_terminal(model, cli_env):
+    with _watch_in_pty(model, cli_env, "--seed", 1, "--delay", 1000) as (proc, master, slave, before, seen):
+        proc.send_signal(signal.SIGINT)
+        out = _finish(proc, master, slave, before, seen)
+    assert proc.returncode == 130 and SUMMARY.search(out).group(1) == "interrupted", out
+
+
+def test_view_shows_2584_tiles_by_value():
+    board = wide_from_codes([17, 16, 1, 0] + [0] * 12)  # 2584, 1597, 1
+    console = Console(file=io.StringIO(), width=100, color_system=None)
+    console.print(view("t", board, "2584", 4181, 12, 1, 0, np.array([1.5, 2.5, np.nan, 0.0]), "paused"))
+    text = console.file.getvalue()
+    assert all(tile in text for tile in ("2584", "1597", "4,181", "illegal", "> right", "paused"))
