@@ -46,7 +46,7 @@ def test_board_from_tiles():
 
 
 def test_agent_takes_a_depth_or_a_search():
-    net = td2048.Network(td2048.parse_network("0123"))
+    net = td2048.Network(td2048.parse_network("2x4"))
     assert td2048.Agent(net, depth=3).search.depth == 3
     with pytest.raises(TD2048Error, match="not both"):
         td2048.Agent(net, td2048.Search(depth=2), depth=2)

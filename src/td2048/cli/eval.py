@@ -8,19 +8,27 @@ import sys
 
 from td2048.cli.options import add_search_arguments, nonnegative_int_arg, positive_int_arg
 from td2048.cli.progress import format_duration
+from td2048.distributed import DEFAULT_SHARD_SIZE, play_on_ray, play_sharded
 from td2048.errors import TD2048Error
+from td2048.io.atomic import atomic_open
 from td2048.io.model import load_model
 from td2048.io.records import parse_names, record_games
 from td2048.play import Agent, parse_search, search_settings_json
 
 HELP = "evaluate a model: play games without learning (greedy, or expectimax with --depth)"
-DESCRIPTION = """\
+DESCRIPTION = f"""\
 Play --games games with a model, without learning, and print the statistics block of all of
 them (see td2048 train --help for its columns). Moves are chosen greedily (argmax over legal
 moves of reward + V(afterstate)), or with --depth N > 1 by expectimax search N moves deep
 over every new tile (TDL2048+'s plies: its -d 2p is --depth 2). For state-value models depth
 1 already takes the expectation over the new tile. With --threads N, N games are played at
 once; with one thread the games are reproducible from --seed.
+
+With --shard-size K the games are cut into shards of K games, each played from its own seed
+(derived from --seed and the shard's number), so the results are the same whatever the
+threads; --ray [ADDRESS] plays the same shards as Ray tasks (default shard size {DEFAULT_SHARD_SIZE}): on a new
+local Ray instance, or on the cluster at ADDRESS ("auto": the one this machine is in), with
+the same statistics, --json and --record as --shard-size on one machine.
 """
 
 
@@ -38,6 +46,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--names", default="td2048:random", metavar="PLAYER:ENV",
                    help="player and environment names in the records (default td2048:random)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    p.add_argument("--shard-size", type=positive_int_arg, default=None, metavar="K",
+                   help="play in shards of K games, each from its own seed (results independent of --threads)")
+    p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                   help="play the shards as Ray tasks: on a new local instance (--threads N: N CPUs), or on the "
+                        "cluster at ADDRESS ('auto', host:6379, ray://host:10001); needs pip install 'td2048[ray]'")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -49,7 +62,11 @@ def run(args: argparse.Namespace) -> int:
         if show:
             sys.stderr.write(f"\r{done}/{args.games} games\x1b[K")
 
-    if args.record is not None:
+    sharded = None
+    if args.ray is not None or args.shard_size is not None:
+        sharded = _play_sharded(args, network, search, on_progress)
+        stats, counts = sharded.stats, sharded.search_counts
+    elif args.record is not None:
         if args.threads != 1:
             raise TD2048Error("--record plays on one thread: leave out --threads")
         names = parse_names(args.names)
@@ -58,19 +75,49 @@ def run(args: argparse.Namespace) -> int:
     else:
         agent = Agent(network, search, args.seed, args.threads, memory_limit=args.memory_limit)
         stats = agent.play(args.games, on_progress)
+    if sharded is None:
+        counts = agent.search_counts()
     if show:
         sys.stderr.write("\r\x1b[K")
     if args.json:
         print(json.dumps({"model": args.model, "network": network.spec.name, "method": network.method,
                           "search": search_settings_json(search), "threads": args.threads, **stats.to_json(),
-                          **({"search_counts": agent.search_counts()} if search.depth > 1 else {})}))
+                          **({"search_counts": counts} if search.depth > 1 else {}),
+                          **(_sharded_json(args, sharded) if sharded is not None else {})}))
     else:
         trained = header.get("training", {}).get("episodes")
         method = ", state values (moves by the expectation over new tiles)" if network.state_values else ""
         print(f"# {args.model}: {network.spec.describe()}{method}"
               + (f", trained {trained} episodes" if trained else ""))
         print(f"# {search.describe()}")
+        if sharded is not None:
+            print(f"# {sharded.shards} shard(s) of {sharded.shard_size} games, seed {sharded.seed}")
         print(stats.table(), end="")
+        where = (f"{sum(sharded.nodes.values())} Ray task(s) on {len(sharded.nodes)} node(s)" if args.ray is not None
+                 else f"{args.threads} thread(s)")
         print(f"# {stats.moves:,} moves in {format_duration(stats.seconds)} ({stats.moves_per_s:,.0f} moves/s, "
-              f"{args.threads} thread(s))")
+              f"{where})")
     return 0
+
+
+def _play_sharded(args, network, search, on_progress):
+    names = parse_names(args.names) if args.record is not None else None
+    common = {"seed": args.seed, "names": names, "on_progress": on_progress, "memory_limit": args.memory_limit}
+    if args.ray is None:
+        run = play_sharded(network, search, args.games, shard_size=args.shard_size, threads=args.threads, **common)
+    else:
+        if args.ray and args.threads != 1:
+            raise TD2048Error("--threads sets the CPUs of a new local Ray instance: leave it out with an ADDRESS")
+        run = play_on_ray(network, search, args.games, shard_size=args.shard_size or DEFAULT_SHARD_SIZE,
+                          address=args.ray or None, num_cpus=args.threads if args.threads > 1 else None, **common)
+    if args.record is not None:
+        with atomic_open(args.record, "w") as f:
+            f.writelines(line + "\n" for line in run.records)
+    return run
+
+
+def _sharded_json(args, run) -> dict:
+    out = {"seed": run.seed, "shard_size": run.shard_size, "shards": run.shards}
+    if args.ray is not None:
+        out["ray"] = {"address": args.ray or "local", "nodes": len(run.nodes)}
+    return out

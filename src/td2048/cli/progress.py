@@ -6,10 +6,6 @@ import atexit
 import sys
 import time
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
-from rich.progress import Progress as RichProgress
-
 
 class Progress:
     """Shown between the blocks' tables: ``update`` after a table draws it, ``clear`` before the next
@@ -21,7 +17,11 @@ class Progress:
         self.stream = stream or sys.stdout
         self.enabled = enabled and self.stream.isatty()
         self.started = time.monotonic()
-        if self.enabled:
+        if self.enabled:  # rich is imported only for a terminal: pipes and CI start faster
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
+            from rich.progress import Progress as RichProgress
+
             self._bar = RichProgress(BarColumn(), MofNCompleteColumn(), TextColumn("episodes  {task.fields[line]}"),
                                      console=Console(file=self.stream), transient=True, auto_refresh=False)
             self._task = self._bar.add_task("train", total=total, completed=done, line="")

@@ -10,22 +10,19 @@ import sys
 import termios
 import time
 import tty
-
-from rich.console import Group
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING
 
 from td2048.cli.analyze import format_grid
 from td2048.games.bitboard import grid_from_board
 from td2048.games.game2048 import MOVE_NAMES
 from td2048.games.rules import tile_value
 from td2048.games.wide import wide_to_codes
+from td2048.palette import BOARD, tile_colours
 
-# (background, text) by code, as the original 2048: code 1 is the 2 (2584: the 1), code 11 the 2048
-TILE_COLOURS = ["#cdc1b4", "#eee4da", "#ede0c8", "#f2b179", "#f59563", "#f67c5f", "#f65e3b", "#edcf72",
-                "#edcc61", "#edc850", "#edc53f", "#edc22e"]
-BEYOND = "#3c3a32"  # every tile after the 2048's code
-BOARD = "#bbada0"
+if TYPE_CHECKING:
+    from rich.console import Group
+    from rich.text import Text
+
 KEYS = "space pause/resume   n or right arrow: one move (paused)   q quit"
 
 
@@ -53,14 +50,14 @@ def move_line(number: int, direction: int, reward: int, score: int, values) -> s
             + " ".join(f"{format_value(v):>10}" for v in values))
 
 
-def _tile_style(code: int) -> str:
-    background = TILE_COLOURS[code] if code < len(TILE_COLOURS) else BEYOND
-    return f"bold {'#776e65' if code in (1, 2) else '#f9f6f2'} on {background}"
+def _tile_style(code: int, game: str) -> str:
+    background, ink = tile_colours(code, game)
+    return f"bold {ink} on {background}"
 
 
 def board_renderable(board, game: str) -> Text:
-    """Tiles three lines high on the board's brown, coloured by code (so 2584's Fibonacci tiles take the
-    colours of the 2048 tiles of the same rank)."""
+    """Tiles three lines high on the board's brown, in td2048's palette (:mod:`td2048.palette`)."""
+    from rich.text import Text  # rich is imported only when drawn: every td2048 command imports this module
     codes = board_codes(board)
     width = max(6, max(len(str(tile_value(game, c))) for c in codes) + 2)
     edge = f"on {BOARD}"
@@ -70,7 +67,7 @@ def board_renderable(board, game: str) -> Text:
             text.append(" ", edge)
             for code in codes[4 * r:4 * r + 4]:
                 label = "" if line != 1 else str(tile_value(game, code)) if code else "."  # legible without colour
-                text.append(label.center(width), _tile_style(code))
+                text.append(label.center(width), _tile_style(code, game))
                 text.append(" ", edge)
             text.append("\n")
         text.append(" " * (4 * width + 5) + ("\n" if r < 3 else ""), edge)
@@ -80,6 +77,10 @@ def board_renderable(board, game: str) -> Text:
 def view(title: str, board, game: str, score: int, number: int, direction: int, reward: int, values,
          state: str) -> Group:
     """The live screen: title, the board beside the score, move and each move's value, then the keys."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
     info = Table.grid(padding=(0, 2))
     info.add_column(style="bold")
     info.add_column(justify="right")

@@ -8,7 +8,6 @@ import sys
 import time
 
 import numpy as np
-from rich.live import Live
 
 from td2048.cli.options import add_search_arguments, nonnegative_float_arg, nonnegative_int_arg
 from td2048.cli.terminal import Keys, board_codes, board_text, move_header, move_line, view
@@ -96,6 +95,8 @@ def _plain(game: Game, keys: Keys, title: str) -> str:
 
 
 def _live(game: Game, keys: Keys, title: str, delay: float) -> str:
+    from rich.live import Live  # imported when drawn: every td2048 command imports this module
+
     paused, ending = False, None
     with Live(game.screen(title, "playing"), auto_refresh=False) as live:
         due = time.monotonic() + delay

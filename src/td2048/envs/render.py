@@ -5,18 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from td2048.games.rules import tile_value
-
-# background and text colour of each code (the classic 2048 palette; codes past 11 share the dark one)
-TILE_COLOURS = ["#cdc1b4", "#eee4da", "#ede0c8", "#f2b179", "#f59563", "#f67c5f", "#f65e3b", "#edcf72",
-                "#edcc61", "#edc850", "#edc53f", "#edc22e"]
-DARK_TILE = "#3c3a32"
-GRID = "#bbada0"
-
-
-def tile_colours(code: int) -> tuple[str, str]:
-    """(background, text) colours of a cell's code."""
-    background = TILE_COLOURS[code] if code < len(TILE_COLOURS) else DARK_TILE
-    return background, "#776e65" if code <= 2 else "#f9f6f2"
+from td2048.palette import BOARD, tile_colours
 
 
 def board_text(tiles: np.ndarray, score: int | None = None) -> str:
@@ -32,7 +21,7 @@ def board_rgb(codes: np.ndarray, game: str = "2048", size: int = 400) -> np.ndar
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(size / 100, size / 100), dpi=100, facecolor=GRID)
+    fig = Figure(figsize=(size / 100, size / 100), dpi=100, facecolor=BOARD)
     canvas = FigureCanvasAgg(fig)
     ax = fig.add_axes((0, 0, 1, 1))
     ax.set_xlim(0, 4)
@@ -40,7 +29,7 @@ def board_rgb(codes: np.ndarray, game: str = "2048", size: int = 400) -> np.ndar
     ax.axis("off")
     for i, code in enumerate(np.asarray(codes).reshape(16).tolist()):
         r, c = divmod(i, 4)
-        background, ink = tile_colours(code)
+        background, ink = tile_colours(code, game)
         ax.add_patch(_rounded(c + 0.06, r + 0.06, 0.88, background))
         if code:
             text = str(tile_value(game, code))

@@ -26,6 +26,7 @@ from td2048.games.rules import GAMES, WIN_TILE, tile_code, tile_value
 from td2048.games.wide import MAX_WIDE_CODE, py_wide_move, wide_to_codes
 from td2048.io.atomic import atomic_open
 from td2048.judge import SLIDE, ParsedFile, RecordFormatError, check_rules, parse_records
+from td2048.palette import LEVELS, level
 
 MAX_GAMES = 100
 _DIGITS = "0123456789abcdefghijklmnopqrstuv"  # code -> one base-32 digit, read back by parseInt(c, 32)
@@ -101,7 +102,8 @@ def write_replay_html(records_path: str | os.PathLike, out_path: str | os.PathLi
     elif (violation := rule_violation(parsed, game)) is not None:
         raise TD2048Error(f"{records_path}: {violation[1]}")
     games = [replay_game(parsed, e, game) for e in range(embedded)]
-    data = {"total": total, "show": show - 1, "win": tile_code(game, WIN_TILE[game]),
+    data = {"total": total, "show": show - 1, "win": tile_code(game, WIN_TILE[game]), "colours": LEVELS,
+            "levels": [level(code, game) for code in range(MAX_WIDE_CODE + 1)],
             "values": [tile_value(game, c) for c in range(MAX_WIDE_CODE + 1)], "games": games}
     page = (_PAGE.replace("__DATA__", json.dumps(data, separators=(",", ":")))
             .replace("__TITLE__", html.escape(f"{Path(records_path).name}: {game} replay")))
@@ -180,19 +182,15 @@ kbd { border: 1px solid #bbada0; border-radius: 3px; padding: 0 4px; background:
 // Only shows the boards computed by td2048 (see td2048/io/replay_html.py): no game rules here.
 const data = JSON.parse(document.getElementById("replay-data").textContent);
 const $ = (id) => document.getElementById(id);
-// the 2048 palette by level (1 = the 2 tile ... 11 = the win tile), darker beyond
-const COLOURS = ["", "#eee4da", "#ede0c8", "#f2b179", "#f59563", "#f67c5f", "#f65e3b", "#edcf72", "#edcc61",
-                 "#edc850", "#edc53f", "#edc22e", "#3c3a32", "#302d27", "#25231f"];
+// td2048's palette by level (td2048/palette.py: 1 = the smallest tile ... 11 = the win tile, darker beyond)
+const COLOURS = data.colours;
 const FONT = [40, 40, 40, 34, 28, 23, 19, 16, 14, 13, 12];  // px by digits of the value
 const DIRECTIONS = {U: "\\u2191 up", R: "\\u2192 right", D: "\\u2193 down", L: "\\u2190 left"};
 const cells = [];
 let game = null, step = 0, timer = null;
 
-// codes map onto the palette so that the win tile (2048 or 2584) is gold in both games
-function level(code) {
-  if (code <= data.win) return 1 + Math.round((code - 1) * 10 / (data.win - 1));
-  return Math.min(11 + code - data.win, COLOURS.length - 1);
-}
+// each code's level, from td2048/palette.py: the win tile (2048 or 2584) is gold in both games
+const level = (code) => data.levels[code];
 
 function render() {
   const board = game.boards.substr(16 * step, 16);
