@@ -100,13 +100,39 @@ def test_eval_refuses_a_table_over_the_memory_limit(model):
     assert r.returncode == 2 and "memory limit" in r.stderr
 
 
-def tdl_file(tables: dict[str, np.ndarray]) -> bytes:
-    """A .w file written from the layout (see td2048.io.tdl), not by td2048's writer."""
+def tdl_file(tables: dict[str, np.ndarray], coherence: dict[str, tuple] | None = None) -> bytes:
+    """A .w file written from the layout (see td2048.io.tdl), not by td2048's writer; ``coherence``: per table
+    TC's (accumulated errors, accumulated absolute errors), as TDL2048+ writes them after the values."""
     out = struct.pack("<BI", 0, len(tables))
     for name, values in tables.items():
         out += struct.pack("<B", 4) + struct.pack("<IHH", int(name, 16), len(name), 0)
-        out += struct.pack("<HQ", 4, values.size) + values.astype("<f4").tobytes() + struct.pack("<H", 0)
+        out += struct.pack("<HQ", 4, values.size) + values.astype("<f4").tobytes()
+        if coherence is not None:
+            errors, absolute = coherence[name]
+            out += struct.pack("<HQ", 4, 2 * values.size) + errors.astype("<f4").tobytes()
+            out += absolute.astype("<f4").tobytes()
+        out += struct.pack("<H", 0)
     return out
+
+
+def test_tdl_temporal_coherence_files_keep_their_accumulators(tmp_path):
+    """TDL2048+ -a 1.0 writes each table's TC accumulators after it: they come in interleaved per weight (as
+    td2048's TC kernels read them), go out as they came, and an unknown extra field is skipped."""
+    rng = np.random.default_rng(2)
+    tables = {"0123": rng.standard_normal(16 ** 4), "4567": rng.standard_normal(16 ** 4)}
+    coherence = {name: (rng.standard_normal(16 ** 4), rng.random(16 ** 4)) for name in tables}
+    path = tmp_path / "tc.w"
+    path.write_bytes(tdl_file(tables, coherence))
+    net = read_tdl_weights(path)
+    errors, absolute = coherence["4567"]
+    offset = net.spec.table_offsets[1]
+    assert np.array_equal(net.accumulators[2 * offset::2], errors.astype(np.float32))
+    assert np.array_equal(net.accumulators[2 * offset + 1::2], absolute.astype(np.float32))
+    write_tdl_weights(tmp_path / "back.w", net)
+    assert (tmp_path / "back.w").read_bytes() == path.read_bytes()
+    one_table = tdl_file({"0123": tables["0123"]})  # ends with its table's end of extra fields: put one before it
+    path.write_bytes(one_table[:-2] + struct.pack("<HQ", 2, 3) + b"\1" * 6 + one_table[-2:])
+    assert read_tdl_weights(path).accumulators is None
 
 
 def test_tdl_weight_files_round_trip(tmp_path):

@@ -27,8 +27,11 @@ used.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import os
+import re
 import threading
 import time
 from collections import Counter
@@ -346,5 +349,213 @@ def play_on_ray(network: Network, search: Search, games: int, seed: int | None =
     return ShardedRun(stats, counts, records, seed, shard_size, len(shards), dict(nodes))
 
 
+# -------------------------------------------------------------------------------------------- sweeps
+
+SWEEP_SECTIONS = ("train", "grid", "random", "sweep")
+_NOT_SWEPT = ("out", "resume", "quiet")
+_RANDOM_KINDS = ("uniform", "loguniform", "randint", "choice")
+
+
+def _setting_name(option: str) -> tuple[str, object]:
+    """``td2048 train``'s option name (``alpha``, ``lambda``, ``merge-every``, ``tc``, ``no-promotion``) -> the
+    TrainSettings field and a function from the option's value to the field's."""
+    from dataclasses import fields
+
+    from td2048.learn import TrainSettings
+
+    name = option.replace("-", "_")
+    if name in _NOT_SWEPT:
+        raise TD2048Error(f"{option!r} is set by the sweep itself (each trial is a run directory under --out)")
+    if name == "lambda":
+        return "lam", float
+    if name == "tc":
+        return "tc_from", lambda on: "0" if on else None
+    if name == "no_promotion":
+        return "promote", lambda on: not on
+    if name not in {f.name for f in fields(TrainSettings)}:
+        raise TD2048Error(f"unknown training option {option!r} in the sweep (see td2048 train --help)")
+    return name, lambda value: value
+
+
+@dataclass
+class SweepPlan:
+    """A sweep file, read: fixed options, grid lists, random distributions (as td2048 train's options)
+    and the sweep's own settings."""
+
+    train: dict
+    grid: dict[str, list]
+    random: dict[str, dict]
+    samples: int = 1  # each point of the grid this many times, with the random options drawn again
+    metric: str = "avg"  # "avg" or "reach:TILE": the last block's average score or reach rate of TILE
+    scheduler: str = "fifo"  # "fifo": every trial to its end; "asha": stop the weak ones early
+    grace: int = 2  # ASHA: blocks every trial plays before it may be stopped
+    cpus: int = 1  # CPUs per trial (its --threads)
+    seed: int | None = None  # seed of the random draws
+
+    @property
+    def metric_key(self) -> str:
+        return "avg" if self.metric == "avg" else f"reach_{self.metric.split(':', 1)[1]}"
+
+
+def load_sweep(path: str | os.PathLike) -> SweepPlan:
+    """Read and check a sweep file (TOML, sections [train], [grid], [random], [sweep])."""
+    import tomllib
+
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except FileNotFoundError:
+        raise TD2048Error(f"{path}: no such file") from None
+    except tomllib.TOMLDecodeError as e:
+        raise TD2048Error(f"{path}: not valid TOML ({e})") from None
+    unknown = set(data) - set(SWEEP_SECTIONS)
+    if unknown:
+        raise TD2048Error(f"{path}: unknown section(s) {', '.join(sorted(unknown))} "
+                          f"(known: {', '.join(SWEEP_SECTIONS)})")
+    train, grid, random = data.get("train", {}), data.get("grid", {}), data.get("random", {})
+    for option in (*train, *grid, *random):
+        _setting_name(option)
+    for option, values in grid.items():
+        if not isinstance(values, list) or not values:
+            raise TD2048Error(f"{path}: [grid] {option} must be a non-empty list")
+    for option, dist in random.items():
+        if not (isinstance(dist, dict) and len(dist) == 1 and next(iter(dist)) in _RANDOM_KINDS):
+            raise TD2048Error(f"{path}: [random] {option} must be one of {{uniform = [lo, hi]}}, "
+                              "{loguniform = [lo, hi]}, {randint = [lo, hi]}, {choice = [a, b, ...]}")
+    twice = (set(train) & set(grid)) | (set(train) & set(random)) | (set(grid) & set(random))
+    if twice:
+        raise TD2048Error(f"{path}: {', '.join(sorted(twice))} given in more than one section")
+    options = data.get("sweep", {})
+    known = {"samples", "metric", "scheduler", "grace", "cpus", "seed"}
+    if set(options) - known:
+        raise TD2048Error(f"{path}: unknown [sweep] option(s) {', '.join(sorted(set(options) - known))}")
+    plan = SweepPlan(train, grid, random, **options)
+    if plan.metric != "avg" and not re.fullmatch(r"reach:\d+", plan.metric):
+        raise TD2048Error(f"{path}: [sweep] metric must be \"avg\" or \"reach:TILE\" (\"reach:2048\"), "
+                          f"not {plan.metric!r}")
+    if plan.scheduler not in ("fifo", "asha"):
+        raise TD2048Error(f"{path}: [sweep] scheduler must be \"fifo\" or \"asha\", not {plan.scheduler!r}")
+    if plan.samples < 1 or plan.cpus < 1 or plan.grace < 1:
+        raise TD2048Error(f"{path}: [sweep] samples, cpus and grace must be at least 1")
+    trial_settings(plan, {})  # the fixed options must make a valid run
+    return plan
+
+
+def trial_settings(plan: SweepPlan, chosen: dict):
+    """The TrainSettings of a trial: the fixed options and the trial's chosen values."""
+    from td2048.learn import TrainSettings
+
+    values = {}
+    for option, value in {**plan.train, **chosen}.items():
+        name, convert = _setting_name(option)
+        values[name] = convert(value)
+    values.setdefault("threads", plan.cpus)
+    values.setdefault("seed", 0)
+    try:
+        settings = TrainSettings(**values)
+        settings.validate()
+    except TypeError as e:
+        raise TD2048Error(f"bad training options in the sweep: {e}") from None
+    return settings
+
+
+def trial_name(chosen: dict) -> str:
+    """A run directory's name from the trial's chosen values, the same at every start of the sweep."""
+    text = ",".join(f"{k}={chosen[k]:.4g}" if isinstance(chosen[k], float) else f"{k}={chosen[k]}"
+                    for k in sorted(chosen))
+    safe = re.sub(r"[^A-Za-z0-9=,.+-]", "_", text)[:80]
+    return f"{safe or 'trial'}-{hashlib.sha1(json.dumps(chosen, sort_keys=True).encode()).hexdigest()[:8]}"
+
+
+def _param_space(plan: SweepPlan) -> dict:
+    from ray import tune
+
+    space = {option: tune.grid_search(values) for option, values in plan.grid.items()}
+    for option, dist in plan.random.items():
+        kind, args = next(iter(dist.items()))
+        space[option] = tune.choice(args) if kind == "choice" else getattr(tune, kind)(*args)
+    return space
+
+
+def sweep_trial(config: dict) -> None:
+    """One Tune trial: a td2048 run directory, created or resumed, reporting every block."""
+    from pathlib import Path
+
+    from ray import tune
+
+    from td2048.run import SETTINGS, TrainingRun
+
+    chosen = {k: v for k, v in config.items() if not k.startswith("_")}
+    plan = SweepPlan(**config["_plan"])
+    directory = Path(config["_out"]) / "runs" / trial_name(chosen)
+    settings = trial_settings(plan, chosen)
+    training = (TrainingRun.resume(directory) if (directory / SETTINGS).exists()
+                else TrainingRun.create(directory, settings))
+    for stats in training.blocks():
+        metrics = {"episodes": stats.episodes, "avg": stats.avg, "max": stats.max, "moves_per_s": stats.moves_per_s,
+                   **{f"reach_{tile}": share for tile, share in stats.reach.items()}}
+        if plan.metric_key not in metrics:
+            metrics[plan.metric_key] = stats.reach_rate(int(plan.metric_key.removeprefix("reach_")))
+        tune.report({**metrics, "run": str(directory)})
+    training.finish()
+
+
+@dataclass
+class TrialSummary:
+    name: str
+    directory: str
+    chosen: dict
+    episodes: int
+    metric: float
+    avg: float
+    status: str
+
+
+def run_sweep(plan: SweepPlan, out: str | os.PathLike, address: str | None = None) -> list[TrialSummary]:
+    """Run (or continue: a sweep stopped in any way goes on from its trials' snapshots) every trial of
+    ``plan`` as Ray Tune trials under ``out``; the trials, best first."""
+    from pathlib import Path
+
+    ray = import_ray()
+    from ray import tune
+    from ray.tune.schedulers import ASHAScheduler, FIFOScheduler
+
+    out = Path(out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    connected = connect_ray(address)
+    try:
+        trainable = tune.with_resources(sweep_trial, {"cpu": plan.cpus})
+        experiment = out / "tune"
+        if tune.Tuner.can_restore(str(experiment)):
+            tuner = tune.Tuner.restore(str(experiment), trainable, resume_unfinished=True, resume_errored=True)
+        else:
+            scheduler = (ASHAScheduler(time_attr="episodes", grace_period=plan.grace * trial_settings(plan, {}).block,
+                                       max_t=max(trial_settings(plan, {}).episodes, 1))
+                         if plan.scheduler == "asha" else FIFOScheduler())
+            space = {**_param_space(plan), "_plan": plan.__dict__, "_out": str(out)}
+            if plan.seed is not None:
+                np.random.seed(plan.seed)  # Tune draws random options from NumPy's global generator
+            tuner = tune.Tuner(trainable, param_space=space,
+                               tune_config=tune.TuneConfig(metric=plan.metric_key, mode="max",
+                                                           num_samples=plan.samples, scheduler=scheduler),
+                               run_config=tune.RunConfig(name="tune", storage_path=str(out), verbose=0))
+        results = tuner.fit()
+        summaries = []
+        for result in results:
+            chosen = {k: v for k, v in result.config.items() if not k.startswith("_")}
+            metrics = result.metrics or {}
+            summaries.append(TrialSummary(trial_name(chosen), str(out / "runs" / trial_name(chosen)), chosen,
+                                          int(metrics.get("episodes", 0)), float(metrics.get(plan.metric_key, 0.0)),
+                                          float(metrics.get("avg", 0.0)),
+                                          "error" if result.error else "stopped early" if metrics.get(
+                                              "episodes", 0) < trial_settings(plan, chosen).episodes else "done"))
+    finally:
+        if connected:
+            ray.shutdown()
+    summaries.sort(key=lambda t: t.metric, reverse=True)
+    return summaries
+
+
 __all__ = ["DEFAULT_SHARD_SIZE", "Shard", "ShardResult", "ShardedRun", "connect_ray", "merge_shards",
-           "plan_shards", "play_on_ray", "play_shard", "play_sharded", "shard_seed"]
+           "plan_shards", "play_on_ray", "play_shard", "play_sharded", "shard_seed",
+           "SweepPlan", "load_sweep", "run_sweep"]

@@ -17,7 +17,8 @@ direction follows the extensions, one side being .td2048:
   .bin  the course demo's (u64 feature count, then per feature its name, entry count and
         float32 weights)
   .w    TDL2048+'s (its 4x6patt is td2048's 4x6, 8x6patt its 8x6, or any list of hex
-        patterns); play it there with: 2048 -n 4x6patt -i FILE.w -e 1000 (-d 2p for search)
+        patterns); play it there with: 2048 -n 4x6patt -i FILE.w -e 1000 (-d 2p for search);
+        a TC run's accumulators (TDL2048+'s -a 1.0) come along both ways
 Imported networks are 2048 afterstate networks over 8 isomorphisms; exported ones must be.
 From .td2048 to .td2048 with --playing: a model for playing only, without TC's accumulators
 (a third of the size; training on from it starts TC afresh).
@@ -49,5 +50,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         raise TD2048Error(f"cannot tell the direction from {args.input.name} -> {args.output.name}: "
                           f"one side must be {EXTENSION}, the other .bin or .w (or both {EXTENSION} with --playing)")
-    print(f"{args.input} -> {args.output}: {network.spec.describe(network.game)}")
+    tc = ", with TC's accumulators" if network.accumulators is not None else ""
+    print(f"{args.input} -> {args.output}: {network.spec.describe(network.game)}{tc}")
     return 0
