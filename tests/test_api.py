@@ -52,3 +52,23 @@ def test_agent_takes_a_depth_or_a_search():
         td2048.Agent(net, td2048.Search(depth=2), depth=2)
     with pytest.raises(TD2048Error, match="--depth must be from 1"):
         td2048.Agent(net, depth=0)
+
+
+@pytest.mark.parametrize("imports", ["import td2048; import gymnasium as gym",
+                                     "import gymnasium as gym; import td2048",
+                                     "import td2048; td2048.TileGameEnv; import gymnasium as gym"])
+def test_environments_registered_in_any_import_order(imports, cli_env):
+    """Registered whichever comes first, td2048 or Gymnasium, and however the classes were reached."""
+    code = (f"{imports}\n"
+            "env = gym.make('td2048/2584-v0'); vec = gym.make_vec('td2048/2048-v0', num_envs=2)\n"
+            "assert type(vec).__name__ == 'TileGameVectorEnv' and env.reset(seed=1)[0].shape == (4, 4)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=cli_env)
+    assert r.returncode == 0, r.stderr
+
+
+def test_importing_td2048_leaves_gymnasium_and_rich_alone(cli_env):
+    """Every td2048 command imports the package: Gymnasium and rich load only when used (start-up time)."""
+    code = ("import sys, td2048.cli.__main__\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'gymnasium', 'rich'}))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=cli_env)
+    assert r.returncode == 0 and r.stdout.strip() == "[]", r.stdout + r.stderr

@@ -522,6 +522,7 @@ def run_sweep(plan: SweepPlan, out: str | os.PathLike, address: str | None = Non
 
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")  # with verbose=0: no tables of Tune's on the terminal
     connected = connect_ray(address)
     try:
         trainable = tune.with_resources(sweep_trial, {"cpu": plan.cpus})

@@ -31,7 +31,8 @@ trials and OUT/sweep.png, their curves overlaid. Needs pip install 'td2048[ray]'
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("sweep", type=Path, help="the sweep file (TOML)")
     p.add_argument("--ray", default=None, metavar="ADDRESS",
-                   help="run the trials on the Ray cluster at ADDRESS ('auto', host:6379; default: a new local instance)")
+                   help="run the trials on the Ray cluster at ADDRESS ('auto', host:6379; default: a new local "
+                        "instance)")
     p.add_argument("--out", type=Path, default=None,
                    help="the sweep's folder (default sweeps/NAME, NAME the sweep file's); on a cluster, a filesystem "
                         "that every node shares")
@@ -50,7 +51,8 @@ def run(args: argparse.Namespace) -> int:
     widths = [max(len(r[c]) for r in [header, *rows]) for c in range(len(header))]
     for row in [header, *rows]:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
-    runs = [t for t in trials if (Path(t.directory) / "log.jsonl").exists() and (Path(t.directory) / "log.jsonl").stat().st_size]
+    runs = [t for t in trials if (Path(t.directory) / "log.jsonl").is_file()
+            and (Path(t.directory) / "log.jsonl").stat().st_size]
     if runs:
         from td2048.plot import plot_runs
 

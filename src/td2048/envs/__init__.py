@@ -26,12 +26,10 @@ def register() -> None:
     """Register both games with Gymnasium (again is harmless: the first registration stays)."""
     import gymnasium as gym
 
-    from td2048.envs.game_env import TileGameEnv, TileGameVectorEnv
-
     for game, env_id in ENV_IDS.items():
-        if env_id not in gym.registry:
-            gym.register(env_id, entry_point=TileGameEnv, vector_entry_point=TileGameVectorEnv,
-                         kwargs={"game": game})
+        if env_id not in gym.registry:  # classes by name: they load at make (this may run while they import)
+            gym.register(env_id, entry_point="td2048.envs.game_env:TileGameEnv",
+                         vector_entry_point="td2048.envs.game_env:TileGameVectorEnv", kwargs={"game": game})
 
 
 class _CallAfter(importlib.abc.Loader):
