@@ -333,7 +333,9 @@ def play_on_ray(network: Network, search: Search, games: int, seed: int | None =
                 try:
                     result = ray.get(ref)
                 except ray.exceptions.RayTaskError as e:
-                    raise e.as_instanceof_cause() from None
+                    if isinstance(e.cause, TD2048Error):  # one line, as on one machine
+                        raise TD2048Error(str(e.cause)) from None
+                    raise
                 except ray.exceptions.RayError as e:
                     raise TD2048Error(f"a shard failed on Ray: {str(e).splitlines()[0]}") from None
                 results.append(result)
@@ -385,7 +387,7 @@ class SweepPlan:
     train: dict
     grid: dict[str, list]
     random: dict[str, dict]
-    samples: int = 1  # each point of the grid this many times, with the random options drawn again
+    samples: int = 1  # each point of the grid this many times (seeds seed, seed + 1, ...), random options drawn again
     metric: str = "avg"  # "avg" or "reach:TILE": the last block's average score or reach rate of TILE
     scheduler: str = "fifo"  # "fifo": every trial to its end; "asha": stop the weak ones early
     grace: int = 2  # ASHA: blocks every trial plays before it may be stopped
@@ -446,11 +448,13 @@ def trial_settings(plan: SweepPlan, chosen: dict):
     from td2048.learn import TrainSettings
 
     values = {}
+    chosen = dict(chosen)
+    sample = chosen.pop("sample", 0)  # the repetition of a grid point ([sweep] samples > 1): its own seed
     for option, value in {**plan.train, **chosen}.items():
         name, convert = _setting_name(option)
         values[name] = convert(value)
     values.setdefault("threads", plan.cpus)
-    values.setdefault("seed", 0)
+    values["seed"] = values.get("seed", 0) + sample
     try:
         settings = TrainSettings(**values)
         settings.validate()
@@ -471,6 +475,8 @@ def _param_space(plan: SweepPlan) -> dict:
     from ray import tune
 
     space = {option: tune.grid_search(values) for option, values in plan.grid.items()}
+    if plan.samples > 1:  # repetitions as a grid axis: each its own seed and run directory
+        space["sample"] = tune.grid_search(list(range(plan.samples)))
     for option, dist in plan.random.items():
         kind, args = next(iter(dist.items()))
         space[option] = tune.choice(args) if kind == "choice" else getattr(tune, kind)(*args)
@@ -538,7 +544,7 @@ def run_sweep(plan: SweepPlan, out: str | os.PathLike, address: str | None = Non
                 np.random.seed(plan.seed)  # Tune draws random options from NumPy's global generator
             tuner = tune.Tuner(trainable, param_space=space,
                                tune_config=tune.TuneConfig(metric=plan.metric_key, mode="max",
-                                                           num_samples=plan.samples, scheduler=scheduler),
+                                                           num_samples=1, scheduler=scheduler),
                                run_config=tune.RunConfig(name="tune", storage_path=str(out), verbose=0))
         results = tuner.fit()
         summaries = []
@@ -548,7 +554,7 @@ def run_sweep(plan: SweepPlan, out: str | os.PathLike, address: str | None = Non
             summaries.append(TrialSummary(trial_name(chosen), str(out / "runs" / trial_name(chosen)), chosen,
                                           int(metrics.get("episodes", 0)), float(metrics.get(plan.metric_key, 0.0)),
                                           float(metrics.get("avg", 0.0)),
-                                          "error" if result.error else "stopped early" if metrics.get(
+                                          "error" if result.error else "stopped" if metrics.get(
                                               "episodes", 0) < trial_settings(plan, chosen).episodes else "done"))
     finally:
         if connected:

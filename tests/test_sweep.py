@@ -1,0 +1,99 @@
+"""td2048 sweep: sweep files, trial settings, and a real 2-trial sweep on a local Ray instance."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from td2048.distributed import load_sweep, trial_name, trial_settings
+from td2048.errors import TD2048Error
+
+pytest.importorskip("ray")
+
+TINY = """
+[train]
+network = "2x4"
+episodes = 1500
+block = 500
+snapshot-every = 500
+
+[grid]
+alpha = [0.1, 0.02]
+
+[random]
+lambda = {uniform = [0.0, 0.5]}
+
+[sweep]
+metric = "reach:256"
+scheduler = "asha"
+grace = 1
+seed = 0
+"""
+
+
+def write(tmp_path, text, name="s.toml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_a_sweep_file_reads_as_train_options(tmp_path):
+    plan = load_sweep(write(tmp_path, TINY))
+    assert plan.grid == {"alpha": [0.1, 0.02]} and plan.metric_key == "reach_256" and plan.scheduler == "asha"
+    settings = trial_settings(plan, {"alpha": 0.02, "lambda": 0.25})
+    assert (settings.network, settings.alpha, settings.lam, settings.episodes, settings.snapshot_every) == \
+           ("2x4", 0.02, 0.25, 1500, 500)
+    assert trial_settings(plan, {"tc": True}).tc_from == "0"
+    assert trial_settings(plan, {"sample": 2}).seed == 2  # repetitions of a grid point: seeds 0, 1, 2, ...
+    assert trial_name({"alpha": 0.1}) == trial_name({"alpha": 0.1}) != trial_name({"alpha": 0.02})
+
+
+@pytest.mark.parametrize("text, message", [
+    ("[train]\nalfa = 0.1\n", "unknown training option 'alfa'"),
+    ("[train]\nout = 'x'\n", "set by the sweep itself"),
+    ("[grid]\nalpha = 0.1\n", "must be a non-empty list"),
+    ("[random]\nalpha = {normal = [0, 1]}\n", "must be one of"),
+    ("[grid]\nalpha = [0.1]\n[train]\nalpha = 0.2\n", "more than one section"),
+    ("[sweep]\nmetric = 'best'\n", "metric must be"),
+    ("[train]\nalpha = -1.0\n", "--alpha must be a positive number"),
+    ("[trian]\n", "unknown section"),
+])
+def test_bad_sweep_files_are_refused_in_one_line(tmp_path, text, message):
+    with pytest.raises(TD2048Error, match=message):
+        load_sweep(write(tmp_path, text))
+
+
+def td2048(env, *args):
+    return subprocess.run([sys.executable, "-m", "td2048.cli", *map(str, args)], capture_output=True, text=True,
+                          env=env, timeout=600)
+
+
+def test_a_two_trial_sweep_runs_reports_and_continues(tmp_path, cli_env):
+    sweep, out = write(tmp_path, TINY), tmp_path / "out"
+    r = td2048(cli_env, "sweep", sweep, "--out", out)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].split()[:5] == ["rank", "reach:256", "avg", "episodes", "status"]
+    rows = [line.split() for line in lines[1:3]]
+    assert [row[0] for row in rows] == ["1", "2"] and float(rows[0][1]) >= float(rows[1][1])
+    assert {row[5] for row in rows} == {"0.1", "0.02"}  # the grid's alphas, with a lambda drawn for each
+    assert (out / "sweep.png").stat().st_size > 0 and lines[-1] == f"# curves in {out / 'sweep.png'}"
+    runs = sorted((out / "runs").iterdir())
+    assert len(runs) == 2
+    logs = [(run / "log.jsonl").read_text().splitlines() for run in runs]
+    for run, log in zip(runs, logs):  # a normal run directory: settings first, a block per line
+        settings = json.loads((run / "settings.json").read_text())
+        assert settings["network"] == "2x4" and 0 <= settings["lam"] <= 0.5
+        assert [json.loads(b)["episodes"] for b in log] == [500, 1000, 1500][:len(log)] and log
+    again = td2048(cli_env, "sweep", sweep, "--out", out)  # finished: the same trials, nothing trained again
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == r.stdout
+    assert [(run / "log.jsonl").read_text().splitlines() for run in runs] == logs
+
+
+def test_a_sweep_without_ray_says_how_to_get_it(tmp_path, cli_env):
+    code = ("import sys; sys.modules['ray'] = None; from td2048.cli.__main__ import main; "
+            f"sys.exit(main(['sweep', {str(write(tmp_path, TINY))!r}, '--out', {str(tmp_path / 'o')!r}]))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=cli_env, timeout=300)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "pip install 'td2048[ray]'" in r.stderr
