@@ -118,7 +118,7 @@ def play_shard(network: Network, search: Search, seed: int, shard: Shard, names:
     records = None
     started = time.perf_counter()
     if names is None:
-        agent._play_games(0, scores, max_codes, moves)
+        agent.play_into(scores, max_codes, moves)
     else:
         records = _record_shard(agent, names, scores, max_codes, moves)
     seconds = time.perf_counter() - started
@@ -127,21 +127,10 @@ def play_shard(network: Network, search: Search, seed: int, shard: Shard, names:
 
 
 def _record_shard(agent: Agent, names: tuple[str, str], scores, max_codes, moves) -> list[str]:
-    """The loop of :func:`td2048.io.records.record_games`, keeping the lines instead of writing a file."""
-    from td2048.io.records import _greedy_episode, _searched_episode, format_episode
-    from td2048.learn import MAX_EPISODE_MOVES, WIDE_MAX_EPISODE_MOVES
+    """The shard's games with their record lines (kept, not written to a file)."""
+    from td2048.io.records import record_lines
 
-    longest = WIDE_MAX_EPISODE_MOVES if agent.network.wide else MAX_EPISODE_MOVES
-    greedy = agent.search.depth == 1 and not agent.search.downgrade
-    player, env = names
-    lines = []
-    for g in range(len(scores)):
-        tick = time.time_ns() // 1_000_000
-        actions, n, score, largest = _greedy_episode(agent, longest) if greedy else _searched_episode(agent)
-        tock = time.time_ns() // 1_000_000
-        lines.append(format_episode(player, env, tick, tock, actions, n))
-        scores[g], moves[g], max_codes[g] = score, (n - 2) // 2, largest
-    return lines
+    return [line for line, _ in record_lines(agent, names, scores, max_codes, moves)]
 
 
 def merge_shards(results: Iterable[ShardResult], games: int, seconds: float, game: str = "2048",
@@ -162,7 +151,7 @@ def _warm_up(network: Network, search: Search, names, memory_limit: int) -> None
     """Compile (or load) the kernels a shard uses, before the clock starts."""
     agent = Agent(network, search, 0, 1, memory_limit)
     empty = np.zeros(0, np.int64)
-    agent._play_games(0, empty, empty, empty)
+    agent.play_into(empty, empty, empty)
     if names is not None and search.depth == 1 and not search.downgrade:
         _record_shard(agent, names, *(np.zeros(1, np.int64) for _ in range(3)))
 

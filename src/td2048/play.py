@@ -202,6 +202,11 @@ class Agent:
         return BlockStats.from_block(games if episodes is None else episodes, scores, max_codes, moves, seconds,
                                      game=self.network.game)
 
+    def play_into(self, scores: np.ndarray, max_codes: np.ndarray, moves: np.ndarray) -> None:
+        """Play ``len(scores)`` games on this thread, each game's score, largest code and moves into the arrays
+        (no statistics: for callers that gather games from several places, such as shards)."""
+        self._play_games(0, scores, max_codes, moves)
+
     def _play_games(self, thread, scores, max_codes, moves) -> None:
         kernels = self.network.kernels
         words = 2 if self.network.wide else 1

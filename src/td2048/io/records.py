@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -56,26 +57,30 @@ def record_games(agent: Agent, path: str | os.PathLike, games: int,
     """Play ``games`` games with ``agent`` (one thread), write their records to ``path`` (atomically),
     return their statistics. At depth 1 whole games run in one compiled call (the same games as
     ``td2048 eval`` with the seed); deeper, each decision is one compiled search, timed for (MS)."""
-    network = agent.network
-    longest = WIDE_MAX_EPISODE_MOVES if network.wide else MAX_EPISODE_MOVES
-    greedy = agent.search.depth == 1 and not agent.search.downgrade
     scores, max_codes, moves = (np.zeros(games, np.int64) for _ in range(3))
-    player, env = names
-    seconds = 0.0
     with atomic_open(path, "w") as f:
-        for g in range(games):
-            started = time.perf_counter()
-            tick = time.time_ns() // 1_000_000
-            if greedy:
-                actions, n, score, largest = _greedy_episode(agent, longest)
-            else:
-                actions, n, score, largest = _searched_episode(agent)
-            tock = time.time_ns() // 1_000_000
-            seconds += time.perf_counter() - started
-            f.write(format_episode(player, env, tick, tock, actions, n) + "\n")
-            scores[g], moves[g] = score, (n - 2) // 2
-            max_codes[g] = largest
-    return BlockStats.from_block(games, scores, max_codes, moves, seconds, game=network.game)
+        seconds = 0.0
+        for line, spent in record_lines(agent, names, scores, max_codes, moves):
+            f.write(line + "\n")
+            seconds += spent
+    return BlockStats.from_block(games, scores, max_codes, moves, seconds, game=agent.network.game)
+
+
+def record_lines(agent: Agent, names: tuple[str, str], scores: np.ndarray, max_codes: np.ndarray,
+                 moves: np.ndarray) -> Iterator[tuple[str, float]]:
+    """Play ``len(scores)`` games, filling the three arrays game by game; yields each game's record line
+    and the seconds it took to play."""
+    longest = WIDE_MAX_EPISODE_MOVES if agent.network.wide else MAX_EPISODE_MOVES
+    greedy = agent.search.depth == 1 and not agent.search.downgrade
+    player, env = names
+    for g in range(len(scores)):
+        started = time.perf_counter()
+        tick = time.time_ns() // 1_000_000
+        actions, n, score, largest = _greedy_episode(agent, longest) if greedy else _searched_episode(agent)
+        tock = time.time_ns() // 1_000_000
+        spent = time.perf_counter() - started
+        scores[g], moves[g], max_codes[g] = score, (n - 2) // 2, largest
+        yield format_episode(player, env, tick, tock, actions, n), spent
 
 
 def _greedy_episode(agent: Agent, longest: int):
