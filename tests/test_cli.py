@@ -26,7 +26,7 @@ def assert_one_line_error(result, *fragments):
 
 def test_train_writes_tables_log_and_model(tmp_path, cli_env):
     out = tmp_path / "run"
-    r = td2048("train", "--network", "8x4", "--episodes", 300, "--block", 100, "--seed", 1, "--out", out, env=cli_env)
+    r = td2048("train", "--network", "2x4", "--episodes", 300, "--block", 100, "--seed", 1, "--out", out, env=cli_env)
     assert r.returncode == 0, r.stderr
     assert r.stdout.count("avg = ") == 3
     assert "\n100\tavg = " in r.stdout and "\n300\tavg = " in r.stdout
@@ -36,12 +36,12 @@ def test_train_writes_tables_log_and_model(tmp_path, cli_env):
         assert {"episodes", "avg", "max", "reach", "moves", "seconds"} <= set(block)
         assert all(isinstance(k, str) and 0 <= v <= 1 for k, v in block["reach"].items())
     settings = json.loads((out / "settings.json").read_text())
-    assert settings["network"] == "8x4" and settings["seed"] == 1 and settings["alpha"] == 0.1
+    assert settings["network"] == "2x4" and settings["seed"] == 1 and settings["alpha"] == 0.1
     net, header = load_model(out / "model.td2048")
-    assert header["training"]["episodes"] == 300 and net.spec.isomorphisms == 1 and net.weights.any()
+    assert header["training"]["episodes"] == 300 and net.spec.isomorphisms == 8 and net.weights.any()
     assert (out / "progress.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
-    again = td2048("train", "--network", "8x4", "--episodes", 300, "--block", 100, "--seed", 1,
+    again = td2048("train", "--network", "2x4", "--episodes", 300, "--block", 100, "--seed", 1,
                    "--out", tmp_path / "again", "--quiet", env=cli_env)
     assert again.returncode == 0 and again.stdout == ""
     assert np.array_equal(load_model(tmp_path / "again" / "model.td2048")[0].weights, net.weights)
@@ -49,8 +49,8 @@ def test_train_writes_tables_log_and_model(tmp_path, cli_env):
 
 def test_train_refuses_to_overwrite_a_run(tmp_path, cli_env):
     out = tmp_path / "run"
-    assert td2048("train", "--network", "8x4", "--episodes", 10, "--out", out, env=cli_env).returncode == 0
-    assert_one_line_error(td2048("train", "--network", "8x4", "--episodes", 10, "--out", out, env=cli_env),
+    assert td2048("train", "--network", "2x4", "--episodes", 10, "--out", out, env=cli_env).returncode == 0
+    assert_one_line_error(td2048("train", "--network", "2x4", "--episodes", 10, "--out", out, env=cli_env),
                           "already holds a run")
 
 
@@ -87,7 +87,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, args, fragment, cli_env):
 def test_unwritable_out_dir(tmp_path, cli_env):
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
-    assert_one_line_error(td2048("train", "--network", "8x4", "--out", blocker / "run", env=cli_env),
+    assert_one_line_error(td2048("train", "--network", "2x4", "--out", blocker / "run", env=cli_env),
                           "cannot write to directory")
 
 
