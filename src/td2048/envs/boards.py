@@ -100,7 +100,7 @@ class Boards:
             raise TD2048Error("actions must be 0..3 (up, right, down, left)")
         return a.astype(np.int64, copy=False)
 
-    def score_tiles(self, i: int) -> np.ndarray:
+    def tiles(self, i: int) -> np.ndarray:
         """Board ``i`` as a 4x4 array of tile values."""
         return self.values[self.codes[i]].reshape(4, 4)
 

@@ -58,6 +58,7 @@ class TileGameEnv(gym.Env):
         if render_mode is not None and render_mode not in RENDER_MODES:
             raise TD2048Error(f"render_mode must be one of {RENDER_MODES} or None, not {render_mode!r}")
         self._boards = Boards(1, game, cells)
+        self._action = np.zeros(1, np.int64)  # the step's action, as the kernel takes it
         self.game, self.observation = game, observation
         self.observation_space = _observation_space(self._boards, observation)
         self.action_space = spaces.Discrete(4)
@@ -79,7 +80,7 @@ class TileGameEnv(gym.Env):
     @property
     def tiles(self) -> np.ndarray:
         """The board as a 4x4 array of tile values."""
-        return self._boards.score_tiles(0)
+        return self._boards.tiles(0)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
@@ -95,11 +96,8 @@ class TileGameEnv(gym.Env):
             raise TD2048Error("the game is over (or not started): call reset()")
         if not self.action_space.contains(action):
             raise TD2048Error(f"action must be 0..3 (up, right, down, left), not {action!r}")
-        self._boards.no_actions[0] = int(action)
-        try:
-            self._boards.step(self._boards.no_actions)
-        finally:
-            self._boards.no_actions[0] = 0
+        self._action[0] = int(action)
+        self._boards.step(self._action)
         reward = int(self._boards.rewards[0])
         if not self._boards.illegal[0]:
             self.score += reward
@@ -193,7 +191,7 @@ class TileGameVectorEnv(VectorEnv):
 
     def render(self):
         if self.render_mode == "ansi":
-            return tuple(board_text(self._boards.score_tiles(i)) for i in range(self.num_envs))
+            return tuple(board_text(self._boards.tiles(i)) for i in range(self.num_envs))
         if self.render_mode == "rgb_array":
             return tuple(board_rgb(self._boards.codes[i], self.game) for i in range(self.num_envs))
         return None
