@@ -12,7 +12,7 @@ from td2048.learn import TrainSettings, train
 from td2048.play import evaluate
 
 
-def trained(network="4x5", episodes=300):
+def trained(network="2x4", episodes=300):
     net, _ = train(TrainSettings(network=network, episodes=episodes, block=episodes, seed=2))
     return net
 
@@ -21,7 +21,7 @@ def test_export_reads_back_identically(tmp_path):
     net = trained()
     write_demo_weights(tmp_path / "w.bin", net)
     back = read_demo_weights(tmp_path / "w.bin")
-    assert back.spec.tuples == net.spec.tuples and back.spec.isomorphisms == 8 and back.spec.name == "4x5"
+    assert back.spec.tuples == net.spec.tuples and back.spec.isomorphisms == 8 and back.spec.name == "2x4"
     assert np.array_equal(back.weights, net.weights)
     write_demo_weights(tmp_path / "again.bin", back)
     assert (tmp_path / "again.bin").read_bytes() == (tmp_path / "w.bin").read_bytes()

@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 from naive import all_symmetries, from_grid, move, to_grid
 from test_learn import SMALL
 from test_state_values import naive_expectation, random_weights
+from test_wide_training import FIB_CLAMP, FIB_NETWORK
 
 from td2048.errors import TD2048Error
 from td2048.games.wide import wide_from_codes
@@ -75,7 +76,7 @@ def assert_same_values(got, expected):
 NETWORKS = {  # (tuples, isomorphisms, clamp, game, method)
     "2048": (SMALL, 8, None, "2048", "afterstate"),
     "2048-state": (SMALL, 4, None, "2048", "state"),
-    "2584": ("01234,4567,15", 8, 21, "2584", "afterstate"),
+    "2584": (FIB_NETWORK, 8, FIB_CLAMP, "2584", "afterstate"),
 }
 
 

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from naive import from_grid, move, to_grid
 from test_learn import SMALL, ReferenceLearner
+from test_wide_training import FIB_CLAMP, FIB_NETWORK
 
 from td2048.games.game2048 import P_FOUR
 from td2048.games.wide import wide_from_codes, wide_to_codes
@@ -41,7 +42,7 @@ NETWORKS = {  # (network, isomorphisms, clamp, game)
     "small-iso4": (SMALL, 4, None, "2048"),
     "rows-iso1": ("8x4", 1, None, "2048"),
     "clamped": ("012345,3c,9", 8, 3, "2048"),
-    "2584": ("01234,4567,15", 8, 21, "2584"),
+    "2584": (FIB_NETWORK, 8, FIB_CLAMP, "2584"),
 }
 
 

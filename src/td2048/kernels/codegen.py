@@ -312,7 +312,7 @@ def _expectation_function(spec: NetworkSpec) -> str:
         lines.append("        gain += (1.0 - P_SECOND_TILE) * d1 + P_SECOND_TILE * d2")
     lines.append("    return base + gain / n if n > 0 else base")
     lines += ["", "", "@njit", "def expected_value(w, b):", "    x = np.empty((1, N_FEATURES), np.uint64)",
-              "    index_row(b, x, 0)", "    return expected_value_of(w, b, x, 0)"]
+              "    r = np.int64(0)", "    index_row(b, x, r)", "    return expected_value_of(w, b, x, r)"]
     return "\n".join(lines)
 
 
@@ -462,8 +462,9 @@ STAGE_MARKERS = {spec.stage_markers}
 def value(w, b):
     """V(b): every tuple on each of the {spec.isomorphisms} symmetric boards (for tests and tools)."""
     x = np.empty((1, N_FEATURES), np.uint64)
-    index_row(b, x, 0)
-    return value_row(w, x, 0)
+    r = np.int64(0)
+    index_row(b, x, r)
+    return value_row(w, x, r)
 
 
 @njit
@@ -488,8 +489,9 @@ def update_row(w, dirty, x, r, target, alpha_split):
 def td_update(w, dirty, b, target, alpha_split):
     """Move V(b) toward target (see update_of); returns V(b) after the update (for tests and tools)."""
     x = np.empty((1, N_FEATURES), np.uint64)
-    index_row(b, x, 0)
-    return update_row(w, dirty, x, 0, target, alpha_split)
+    r = np.int64(0)
+    index_row(b, x, r)
+    return update_row(w, dirty, x, r, target, alpha_split)
 
 
 {_expectation_function(spec) if state_values else _NO_EXPECTATION}

@@ -25,6 +25,9 @@ see terminal boards among the candidates, learn that they are worth nothing).
 from td2048.rng import below, uniform
 
 # ---- episode kernels (shared by every network) ----
+# Counts and rows passed to compiled callees are np.int64(...), never a literal 0 or 12: Numba
+# compiles a callee once per argument type, and each literal is a type of its own (a second
+# compile of play_from, the largest function, for each literal).
 PLAY = 0  # no learning
 BACKWARD = 1  # play the whole episode, then update from its last afterstate to its first
 FORWARD = 2  # update each afterstate online, as soon as the next move is chosen
@@ -36,7 +39,7 @@ def scratch():
 
     Rows of feature indices: 3 banks of 4 candidates, and one for a start position; a move writes
     its candidates' rows in one bank while the afterstate before last, in another, waits for its
-    forward update (see select_move)."""
+    forward update (see play_from)."""
     return np.empty((13, N_FEATURES), np.uint64), np.empty((4, 2), np.uint64), np.empty(4, np.int64)
 
 
@@ -44,22 +47,21 @@ def scratch():
 def best_move(table, w, board, work):
     """The legal move with the largest r + V(afterstate) (with state values r + E[V(next state)]):
     (direction or -1, afterstate, r, V or E[V]). ``work``: from scratch()."""
-    return select_move(table, w, NO_TRACKING, board, work, 0, False, 12, 0.0, 0.0)
+    bank = np.int64(0)
+    ask_for_candidates(table, w, board, work, bank)
+    return best_candidate(w, board, work, bank)
 
 
 @njit(inline='always')
-def select_move(table, w, dirty, board, work, bank, update, update_row, update_target, alpha_split):
-    """best_move, after the TD update toward ``update_target`` of the afterstate whose feature indices
-    are row ``update_row`` of the index rows, if ``update``.
+def ask_for_candidates(table, w, board, work, bank):
+    """Each move's afterstate and reward into ``work``; the feature indices of each legal one into row
+    4 * bank + d of the index rows, and its weights asked for.
 
-    Move d's afterstate gets its feature indices in row 4 * bank + d (the banks take turns, so
-    the rows of the last two moves stay). They are computed once, and the weights of every legal
-    afterstate are asked for first, all at once: on networks larger than the caches the 4 x 32
-    reads then wait on memory together, not one afterstate after the other. A pending update
-    (forward TD: the afterstate before last) is made while they come; its weights are in the
-    cache, and it still comes before every read of this move, as it did right after the last.
-    (Loops over the 4 moves rather than 4 copies: each function inlined once compiles in half
-    the time, and runs as fast.)
+    The indices are computed once, and the weights of every legal afterstate are asked for
+    first, all at once: on networks larger than the caches the 4 x 32 reads then wait on memory
+    together, not one afterstate after the other (best_candidate reads them). The banks take
+    turns, so the rows of the last two moves stay. (Loops over the 4 moves rather than 4 copies:
+    each function inlined once compiles in half the time, and runs as fast.)
     """
     xs, afters, rewards = work
     row = 4 * bank
@@ -70,8 +72,13 @@ def select_move(table, w, dirty, board, work, bank, update, update_row, update_t
         if after != board:
             feature_indices(after, xs, row + d)
             prefetch_indices(w, xs, row + d)
-    if update:
-        update_of(w, dirty, xs, update_row, update_target, alpha_split)
+
+
+@njit(inline='always')
+def best_candidate(w, board, work, bank):
+    """best_move's answer from the candidates that ask_for_candidates left in ``work``."""
+    xs, afters, rewards = work
+    row = 4 * bank
     best_dir, best_after, best_reward, best_value = -1, board, 0, 0.0
     best_total = -np.inf
     for d in range(4):
@@ -108,21 +115,21 @@ def can_move(table, board):
 
 
 @njit
-def random_legal_move(table, board, rng):
-    """A uniformly random legal move: (direction, afterstate, reward); the board has one."""
+def random_legal_move(afters, rewards, board, rng):
+    """A uniformly random legal move: (direction, afterstate, reward); the board has one.
+    ``afters``, ``rewards``: the 4 moves' afterstates and rewards, as ask_for_candidates leaves them."""
     legal = 0
     for d in range(4):
-        after, reward = move(table, board, d)
-        if after != board:
+        if load_board(afters, d) != board:
             legal += 1
     k = below(rng, legal)
     for d in range(4):
-        after, reward = move(table, board, d)
+        after = load_board(afters, d)
         if after != board:
             if k == 0:
-                return d, after, reward
+                return d, after, rewards[d]
             k -= 1
-    return -1, board, 0
+    return -1, board, np.int64(0)
 
 
 @njit
@@ -149,11 +156,11 @@ def play_from(table, w, dirty, rng, mode, params, path_after, path_steps, board,
     capacity = path_after.shape[0]
     work = scratch()
     xs = work[0]
-    index_row(previous, xs, 12)
-    previous_row = 12  # the row of the last afterstate's feature indices
+    previous_row = np.int64(12)  # the row of the last afterstate's feature indices
+    index_row(previous, xs, previous_row)
     bank = 0
-    pending = False  # forward TD: the update of the afterstate before last, made in the next select_move
-    pending_row = 12
+    pending = False  # forward TD: the update of the afterstate before last, made during the next move
+    pending_row = np.int64(12)
     pending_target = 0.0
     promote = STAGED and mode != PLAY and params[8] > 0.0
     recording = record_code < 99 and pool.shape[0] > 0
@@ -167,13 +174,16 @@ def play_from(table, w, dirty, rng, mode, params, path_after, path_steps, board,
             if pending:
                 update_row(w, dirty, xs, pending_row, pending_target, alpha_split)
             return score, steps, board, previous, True
-        d, after, reward, after_value = select_move(table, w, dirty, board, work, bank, pending, pending_row,
-                                                    pending_target, alpha_split)
-        pending = False
+        ask_for_candidates(table, w, board, work, bank)
+        if pending:  # forward TD's update of the afterstate before last, while this move's weights come
+            # (its own weights are in the cache, and it still comes before every read of this move)
+            update_of(w, dirty, xs, pending_row, pending_target, alpha_split)
+            pending = False
+        d, after, reward, after_value = best_candidate(w, board, work, bank)
         if d < 0:
             break
         if epsilon > 0.0 and uniform(rng) < epsilon:
-            e, e_after, e_reward = random_legal_move(table, board, rng)
+            e, e_after, e_reward = random_legal_move(work[1], work[2], board, rng)
             if e != d:
                 d = e
                 after = e_after
@@ -273,7 +283,7 @@ def finish_from(table, w, dirty, rng, mode, params, path_after, path_steps, star
     score, steps, board, previous, handed = play_from(table, w, dirty, rng, mode, params, path_after,
                                                       path_steps, load_board(start, 0), counts[0], counts[1],
                                                       load_board(start, 1), epsilon, no_pool,
-                                                      np.zeros(2, np.int64), 99)
+                                                      np.zeros(2, np.int64), np.int64(99))
     store_board(start, 0, board)
     store_board(start, 1, previous)
     counts[0] = score
@@ -311,8 +321,8 @@ def run_block(table, w, dirty, rng, mode, params, path_after, path_steps, out_sc
             board = new_game(rng)
         out_restarted[e] = started
         score, steps, final, previous, handed = play_from(table, w, dirty, rng, mode, params, path_after, path_steps,
-                                                          board, 0, 0, EMPTY_BOARD, epsilon, pool, pool_state,
-                                                          np.int64(99) if started else record)
+                                                          board, np.int64(0), np.int64(0), EMPTY_BOARD, epsilon, pool,
+                                                          pool_state, np.int64(99) if started else record)
         if handed:
             hand_off(handoff, handoff_counts, final, score, steps)
             store_board(handoff, 1, previous)
@@ -382,7 +392,7 @@ def record_episode(table, w, rng, actions, handoff):
     reward). Returns (actions recorded, score, largest code at the end, handed off); an episode
     handed off (see play_from) leaves its board in ``handoff`` for ``record_finish``."""
     board = EMPTY_BOARD
-    n = 0
+    n = np.int64(0)
     for _ in range(2):
         placed = spawn_tile(board, rng)
         cell, code = _placed(board, placed)
@@ -391,7 +401,7 @@ def record_episode(table, w, rng, actions, handoff):
         actions[n, 2] = code
         n += 1
         board = placed
-    n, score, board, handed = record_from(table, w, rng, actions, n, board, 0)
+    n, score, board, handed = record_from(table, w, rng, actions, n, board, np.int64(0))
     store_board(handoff, 0, board)
     return n, score, max_code(board), handed
 

@@ -2,7 +2,7 @@
 
 Like :mod:`td2048.kernels.episode`, this file is not imported as it is: its text below the
 marker is appended to each network's generated module (:mod:`td2048.kernels.codegen`), after
-the episode kernels, whose ``select_move`` it reuses for the last ply. Nothing here changes a
+the episode kernels, whose ``best_move`` it plays depth 1 with. Nothing here changes a
 weight: this is playing, not learning.
 
 Depth follows TDL2048+'s ply convention. Depth 1 is the greedy choice, ``r + V(s')``. At depth
@@ -21,7 +21,7 @@ table (keyed by the afterstate, up to the network's symmetries, and by d). A dep
 ``limits[n]`` caps d for an afterstate with n empty cells, so that wide-open boards, whose
 expectations are the costliest and matter least, are searched less deep.
 """
-# ruff: noqa: F821  (move, select_move, np, njit, ... come from the generated module)
+# ruff: noqa: F821  (move, best_move, np, njit, ... come from the generated module)
 
 # ---- search kernels (shared by every network) ----
 P_FIRST_TILE = 1.0 - P_SECOND_TILE
@@ -131,7 +131,7 @@ def afterstate_value(table, w, after, depth, work, tt, ttv, limits, counters):
     """A(after, depth) (see the module's docstring); ``work``: from scratch(), ``tt``/``ttv``: the table
     as words and as floats (no entries: no table), ``counters``: nodes, leaves, probes, hits."""
     empty = empty_mask(after)
-    n = 0
+    n = np.int64(0)
     for c in range(16):
         n += np.int64((empty >> U64(4 * c)) & U64(1))
     if depth > limits[n]:
@@ -238,8 +238,8 @@ def search_block(table, w, rng, depth, downgrade, tt, ttv, limits, counters, out
                  handoff, handoff_counts):
     """Up to len(out_score) games from new boards, played by search; as run_block: (games finished, handed off)."""
     for e in range(out_score.shape[0]):
-        score, steps, final, handed = search_play_from(table, w, rng, new_game(rng), 0, 0, depth, downgrade, tt,
-                                                       ttv, limits, counters)
+        score, steps, final, handed = search_play_from(table, w, rng, new_game(rng), np.int64(0), np.int64(0), depth,
+                                                       downgrade, tt, ttv, limits, counters)
         if handed:
             hand_off(handoff, handoff_counts, final, score, steps)
             return e, True
