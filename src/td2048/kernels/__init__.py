@@ -25,6 +25,7 @@ from types import ModuleType
 from td2048.kernels.codegen import generate_source
 
 _loaded: dict[str, ModuleType] = {}
+_by_variant: dict[tuple, ModuleType] = {}
 
 
 def cache_dir() -> Path:
@@ -57,9 +58,13 @@ def kernels_for(spec, tracked: bool = False, wide: bool = False, state_values: b
     """
     if tc and tracked:
         raise ValueError("TC kernels learn on one thread: they are never tracked")
+    variant = (spec, tracked, wide, state_values, tc)
+    if variant in _by_variant:  # generating the source to hash it takes milliseconds: callers ask per move
+        return _by_variant[variant]
     source = generate_source(spec, tracked, wide, state_values, tc)
     digest = hashlib.sha256(source.encode()).hexdigest()[:20]
     if digest in _loaded:
+        _by_variant[variant] = _loaded[digest]
         return _loaded[digest]
     name = f"td2048_kernels_{digest}"
     path = _writable_dir() / f"{name}.py"
@@ -73,4 +78,5 @@ def kernels_for(spec, tracked: bool = False, wide: bool = False, state_values: b
     sys.modules[name] = module
     module_spec.loader.exec_module(module)
     _loaded[digest] = module
+    _by_variant[variant] = module
     return module
