@@ -1,12 +1,15 @@
-"""2048 on 4-bit cells hands an episode to 5-bit cells when two 32768 tiles could merge."""
+"""2048 on 4-bit cells hands an episode to 5-bit cells when two 32768 tiles could merge; 2048 on 5-bit cells
+throughout (the same kernels)."""
 
 import numpy as np
+import pytest
 from naive import from_grid
 
 from td2048.games.wide import wide_row_table
-from td2048.learn import Learner
+from td2048.io.model import load_model, save_model
+from td2048.learn import Learner, TrainSettings, train
 from td2048.network import Network, parse_network
-from td2048.play import Agent
+from td2048.play import Agent, evaluate
 from td2048.rng import make_rng_state
 
 TWO_32768 = from_grid([[15, 15, 3, 1], [2, 4, 6, 8], [1, 3, 5, 7], [0, 0, 0, 0]])
@@ -53,3 +56,14 @@ def test_search_goes_on_through_the_handoff():
     net = Network(parse_network("2x4"))  # zero weights: values are rewards, so it takes the 65536 merge
     score, moves, largest = Agent(net, Search(2, tt_size=1 << 16), seed=1).play_from(TWO_32768)
     assert largest >= 16 and score >= 65536 and moves > 0
+
+
+def test_2048_on_5_bit_cells(tmp_path):
+    net, stats = train(TrainSettings(game="2048", cells=5, network="2x4", episodes=1000, block=500, seed=3))
+    assert net.wide and net.game == "2048" and stats[-1].avg > stats[0].avg
+    save_model(tmp_path / "w.td2048", net)
+    back, header = load_model(tmp_path / "w.td2048")
+    assert back.wide and header["network"]["cell_bits"] == 5
+    assert evaluate(back, 50, seed=1).avg == evaluate(net, 50, seed=1).avg
+    with pytest.raises(Exception, match="2584 needs 5"):
+        Network(parse_network("2x4"), game="2584", cell_bits=4)

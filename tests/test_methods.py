@@ -181,7 +181,7 @@ def test_restarts_keep_first_boards_and_start_from_them():
 
 
 def test_otd_then_tc_run_resumes_bit_for_bit_and_the_model_keeps_the_accumulators(tmp_path):
-    settings = dict(network=SMALL, optimistic=50000, tc_from="50%", episodes=400, block=100, seed=2,
+    settings = dict(network=SMALL, stages=STAGES, optimistic=50000, tc_from="50%", episodes=400, block=100, seed=2,
                     restarts=0.2, restart_tile=128)
     whole, stats = train(TrainSettings(**settings))
     assert [s.extra.get("tc", False) for s in stats] == [False, False, True, True]

@@ -46,10 +46,10 @@ def test_value_equal_on_symmetric_wide_boards(codes):
 
 
 def test_td_update_on_a_wide_board():
-    net = Network(parse_network("4x6", clamp=21), game="2584", memory_limit=4 * 2**30)
+    net = Network(parse_network(FIB_NETWORK, clamp=FIB_CLAMP), game="2584")
     board = wide_from_codes([1, 2, 3, 0, 5, 8, 0, 0, 17, 0, 0, 1, 0, 0, 2, 0])
     indices = net.feature_indices(board)
-    assert len(set(indices.tolist())) == 32
+    assert len(set(indices.tolist())) == 16
     v1 = net.td_update(board, 1000.0, 0.1)
-    step = np.float32(0.1 / 32 * 1000.0)
-    assert (net.weights[indices] == step).all() and v1 == pytest.approx(32 * float(step))
+    step = np.float32(0.1 / 16 * 1000.0)
+    assert (net.weights[indices] == step).all() and v1 == pytest.approx(16 * float(step))
