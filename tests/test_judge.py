@@ -18,17 +18,22 @@ def td2048(*args):
                           timeout=300)
 
 
+GAMES, DEPTH = {"2048": 60, "2584": 10}, {"2048": 1, "2584": 2}
+
+
 @pytest.fixture(scope="module")
 def records(tmp_path_factory):
     """Recorded 2048 and 2584 episodes of small trained networks."""
     tmp = tmp_path_factory.mktemp("records")
     out = {}
+    # 2584 recorded by search (depth 2), as the other 2584 records are: its greedy record kernel is not
+    # compiled for this alone
     for game, network in (("2048", "2x4"), ("2584", FIB_NETWORK)):
         net, _ = train(TrainSettings(game=game, network=network, clamp=None if game == "2048" else FIB_CLAMP,
                                      episodes=300, block=300, seed=1))
         save_model(tmp / f"{game}.td2048", net)
-        r = td2048("eval", tmp / f"{game}.td2048", "--games", 60, "--seed", 4, "--record", tmp / f"{game}.txt",
-                   "--names", "me:env")
+        r = td2048("eval", tmp / f"{game}.td2048", "--games", GAMES[game], "--seed", 4, "--depth", DEPTH[game],
+                   "--record", tmp / f"{game}.txt", "--names", "me:env")
         assert r.returncode == 0, r.stderr
         out[game] = tmp / f"{game}.txt"
     return out
@@ -41,7 +46,8 @@ def test_recorded_episodes_pass_the_judge(records, game):
     r = td2048("judge", records[game], "--game", game)
     assert r.returncode == 0, r.stdout + r.stderr
     header = r.stdout.splitlines()[0]
-    assert header.startswith("60\tavg = ") and ", ops = " in header and "(inf|inf)" in header
+    assert header.startswith(f"{GAMES[game]}\tavg = ") and ", ops = " in header
+    assert ("(inf|inf)" if DEPTH[game] == 1 else "|inf)") in header  # greedy moves take no recorded time
     assert f"{game} reached in" in r.stdout
 
 
