@@ -123,3 +123,23 @@ def test_snapshot_interval():
         raise AssertionError(bad)
     r = run_train("--snapshot-every", "soon", "--episodes", 10)
     assert r.returncode == 2 and "--snapshot-every must be" in r.stderr
+
+
+def test_a_run_stopped_before_its_first_snapshot_starts_again_as_it_first_did(tmp_path):
+    """Settings written, maybe a block logged, no snapshot yet: the resumed run is the uninterrupted one."""
+    from td2048.learn import TrainSettings
+    from td2048.run import TrainingRun
+
+    settings = dict(network="2x4", episodes=300, block=100, seed=None)
+    TrainingRun.create(tmp_path / "stopped", TrainSettings(**settings))  # killed here
+    seed = json.loads((tmp_path / "stopped" / "settings.json").read_text())["seed"]
+    resumed = TrainingRun.resume(tmp_path / "stopped")
+    for _ in resumed.blocks():
+        pass
+    whole = TrainingRun.create(tmp_path / "whole", TrainSettings(**{**settings, "seed": seed}))
+    for _ in whole.blocks():
+        pass
+    a, _ = load_model(resumed.finish())
+    b, _ = load_model(whole.finish())
+    assert (a.weights == b.weights).all() and a.weights.any()
+    assert (tmp_path / "stopped" / "log.jsonl").read_text().count("\n") == 3

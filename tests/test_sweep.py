@@ -1,8 +1,11 @@
 """td2048 sweep: sweep files, trial settings, and a real 2-trial sweep on a local Ray instance."""
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -14,9 +17,9 @@ pytest.importorskip("ray")
 TINY = """
 [train]
 network = "2x4"
-episodes = 1500
-block = 500
-snapshot-every = 500
+episodes = 6000
+block = 2000
+snapshot-every = 2000
 
 [grid]
 alpha = [0.1, 0.02]
@@ -43,7 +46,7 @@ def test_a_sweep_file_reads_as_train_options(tmp_path):
     assert plan.grid == {"alpha": [0.1, 0.02]} and plan.metric_key == "reach_256" and plan.scheduler == "asha"
     settings = trial_settings(plan, {"alpha": 0.02, "lambda": 0.25})
     assert (settings.network, settings.alpha, settings.lam, settings.episodes, settings.snapshot_every) == \
-           ("2x4", 0.02, 0.25, 1500, 500)
+           ("2x4", 0.02, 0.25, 6000, 2000)
     assert trial_settings(plan, {"tc": True}).tc_from == "0"
     assert trial_settings(plan, {"sample": 2}).seed == 2  # repetitions of a grid point: seeds 0, 1, 2, ...
     assert trial_name({"alpha": 0.1}) == trial_name({"alpha": 0.1}) != trial_name({"alpha": 0.02})
@@ -69,8 +72,33 @@ def td2048(env, *args):
                           env=env, timeout=600)
 
 
-def test_a_two_trial_sweep_runs_reports_and_continues(tmp_path, cli_env):
+def untimed(line: str) -> dict:
+    return {k: v for k, v in json.loads(line).items() if k not in ("seconds", "moves_per_s")}
+
+
+def test_a_sweep_stopped_with_ctrl_c_continues_reports_and_is_done(tmp_path, cli_env):
+    """Ctrl-C (SIGINT to the sweep's process group, Ray's processes included) once a trial has logged a
+    block; the same command then finishes the sweep, each trial from its last snapshot (a block logged after
+    it is played again, the same bit for bit); run once more, it trains nothing."""
     sweep, out = write(tmp_path, TINY), tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "td2048.cli", "sweep", str(sweep), "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env,
+                            start_new_session=True)
+    deadline = time.monotonic() + 300  # progress, not speed: only a hung sweep takes this long
+
+    def logged():
+        return {run.name: (run / "log.jsonl").read_text().splitlines() for run in (out / "runs").glob("*")
+                if (run / "log.jsonl").exists()}
+
+    while not any(logged().values()):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=300)
+    assert "Traceback" not in err, err
+    before = logged()
+    assert sum(map(len, before.values())) < 6  # stopped before the end
+
     r = td2048(cli_env, "sweep", sweep, "--out", out)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
@@ -85,7 +113,11 @@ def test_a_two_trial_sweep_runs_reports_and_continues(tmp_path, cli_env):
     for run, log in zip(runs, logs):  # a normal run directory: settings first, a block per line
         settings = json.loads((run / "settings.json").read_text())
         assert settings["network"] == "2x4" and 0 <= settings["lam"] <= 0.5
-        assert [json.loads(b)["episodes"] for b in log] == [500, 1000, 1500][:len(log)] and log
+        assert [json.loads(b)["episodes"] for b in log] == [2000, 4000, 6000][:len(log)] and log
+        earlier = before.get(run.name, [])
+        assert [untimed(b) for b in log[:len(earlier)]] == [untimed(b) for b in earlier]
+    assert "done" in {row[4] for row in rows}
+
     again = td2048(cli_env, "sweep", sweep, "--out", out)  # finished: the same trials, nothing trained again
     assert again.returncode == 0, again.stderr
     assert again.stdout == r.stdout
@@ -97,3 +129,4 @@ def test_a_sweep_without_ray_says_how_to_get_it(tmp_path, cli_env):
             f"sys.exit(main(['sweep', {str(write(tmp_path, TINY))!r}, '--out', {str(tmp_path / 'o')!r}]))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=cli_env, timeout=300)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "pip install 'td2048[ray]'" in r.stderr
+

@@ -143,7 +143,9 @@ class TrainingRun:
                                   "snapshot holds no TC accumulators (was it replaced by a playing model?)")
         else:  # killed before the first snapshot: start again
             network, done, states = cls._initial_network(settings), 0, None
-        if states is None or len(states) != settings.threads:
+        if states is None and done == 0:  # no snapshot yet: start again as created, with the run's seed
+            player = Learner(network, settings.seed, settings.threads, merge_seconds=settings.merge_every)
+        elif states is None or len(states) != settings.threads:
             seed_seq = np.random.SeedSequence([settings.seed, done])
             player = Learner(network, int(seed_seq.generate_state(1, np.uint64)[0]), settings.threads,
                             merge_seconds=settings.merge_every)
