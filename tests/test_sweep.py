@@ -76,10 +76,10 @@ def untimed(line: str) -> dict:
     return {k: v for k, v in json.loads(line).items() if k not in ("seconds", "moves_per_s")}
 
 
-def test_a_sweep_stopped_with_ctrl_c_continues_reports_and_is_done(tmp_path, cli_env):
+def test_a_sweep_stopped_with_ctrl_c_continues_on_two_nodes_and_is_done(tmp_path, cli_env):
     """Ctrl-C (SIGINT to the sweep's process group, Ray's processes included) once a trial has logged a
-    block; the same command then finishes the sweep, each trial from its last snapshot (a block logged after
-    it is played again, the same bit for bit); run once more, it trains nothing."""
+    block; the same command, on a two-node cluster, then finishes the sweep, each trial from its last snapshot
+    (a block logged after it is played again, the same bit for bit); run once more, it trains nothing."""
     sweep, out = write(tmp_path, TINY), tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "td2048.cli", "sweep", str(sweep), "--out", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env,
@@ -99,7 +99,15 @@ def test_a_sweep_stopped_with_ctrl_c_continues_reports_and_is_done(tmp_path, cli
     before = logged()
     assert sum(map(len, before.values())) < 6  # stopped before the end
 
-    r = td2048(cli_env, "sweep", sweep, "--out", out)
+    # continued on a two-node cluster whose head has no CPU: the trials can only run on the second node
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
+    try:
+        cluster.add_node(num_cpus=2)
+        r = td2048(cli_env, "sweep", sweep, "--out", out, "--ray", cluster.address)
+    finally:
+        cluster.shutdown()
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert lines[0].split()[:5] == ["rank", "reach:256", "avg", "episodes", "status"]
