@@ -138,6 +138,8 @@ class Agent:
         if self._limits is None:
             self._limits = np.full(17, 1 << 30, np.int64)
         self._downgrade_code = int(np.log2(self.search.downgrade)) if self.search.downgrade else 0
+        # depth 1 without a downgrade: the greedy kernels, the same games, compiled in half the time
+        self._greedy = self.search.depth <= 1 and self._downgrade_code == 0
         # nodes, leaves, TT probes, TT hits: each thread's on two cache lines of its own (no false sharing)
         self.counters = np.zeros((threads, 16), np.int64)
         children = np.random.SeedSequence(seed).spawn(threads) if threads > 1 else [seed]
@@ -214,10 +216,14 @@ class Agent:
         counts = np.zeros(2, np.int64)
         lo = 0
         while True:  # at least one call: with no games, it compiles (or loads) the kernel
-            played, handed = kernels.search_block(self._table, self.network.weights, self._rng_rows[thread, :4],
-                                                  self.search.depth, self._downgrade_code, self._tt[thread],
-                                                  self._ttv[thread], self._limits, self.counters[thread],
-                                                  scores[lo:], max_codes[lo:], moves[lo:], handoff, counts)
+            if self._greedy:
+                played, handed = kernels.greedy_block(self._table, self.network.weights, self._rng_rows[thread, :4],
+                                                      scores[lo:], max_codes[lo:], moves[lo:], handoff, counts)
+            else:
+                played, handed = kernels.search_block(self._table, self.network.weights, self._rng_rows[thread, :4],
+                                                      self.search.depth, self._downgrade_code, self._tt[thread],
+                                                      self._ttv[thread], self._limits, self.counters[thread],
+                                                      scores[lo:], max_codes[lo:], moves[lo:], handoff, counts)
             lo += played
             if handed:
                 scores[lo], moves[lo], max_codes[lo] = self._finish_wide(thread, handoff[0], counts)
@@ -233,10 +239,7 @@ class Agent:
         self._tt[thread][:] = 0
         start = np.zeros((2, 2), np.uint64)
         start[0, 0] = board[0]
-        largest, _ = wide.search_finish(wide_row_table(self.network.game), self.network.weights,
-                                        self._rng_rows[thread, :4], self.search.depth, self._downgrade_code,
-                                        self._tt[thread], self._ttv[thread], self._limits, self.counters[thread],
-                                        start, counts)
+        largest, _ = self._finish(wide, wide_row_table(self.network.game), thread, start, counts)
         self._tt[thread][:] = 0
         return int(counts[0]), int(counts[1]), int(largest)
 
@@ -246,12 +249,18 @@ class Agent:
         start = np.zeros((2, 2 if self.network.wide else 1), np.uint64)
         start[0] = board if self.network.wide else [board]
         counts = np.zeros(2, np.int64)
-        largest, handed = kernels.search_finish(self._table, self.network.weights, self._rng_rows[0, :4],
-                                                self.search.depth, self._downgrade_code, self._tt[0], self._ttv[0],
-                                                self._limits, self.counters[0], start, counts)
+        largest, handed = self._finish(kernels, self._table, 0, start, counts)
         if handed:
             return self._finish_wide(0, start[0], counts)
         return int(counts[0]), int(counts[1]), int(largest)
+
+    def _finish(self, kernels, table, thread, start, counts):
+        """Play on from ``start[0]`` (score and moves so far in ``counts``): (largest code, handed off)."""
+        if self._greedy:
+            return kernels.greedy_finish(table, self.network.weights, self._rng_rows[thread, :4], start, counts)
+        return kernels.search_finish(table, self.network.weights, self._rng_rows[thread, :4], self.search.depth,
+                                     self._downgrade_code, self._tt[thread], self._ttv[thread], self._limits,
+                                     self.counters[thread], start, counts)
 
     def _kernels_for_board(self, board):
         """(kernels, row table, board as those kernels take it): a 4-bit board goes on on 5-bit cells once
