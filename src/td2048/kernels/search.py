@@ -210,23 +210,39 @@ def search_values(table, w, board, depth, downgrade, work, tt, ttv, limits, coun
 
 
 @njit
+def greedy_play_from(table, w, rng, board, score, steps):
+    """Play on from ``board`` choosing each move greedily (depth 1 without a downgrade): returns as
+    search_play_from. A kernel of its own, with greedy_block and greedy_finish, since they compile in
+    half the time of the search kernels, and most evaluations are at depth 1."""
+    work = scratch()
+    while True:
+        if needs_wide(board):
+            return score, steps, board, True
+        d, after, r, _ = best_move(table, w, board, work)
+        if d < 0:
+            break
+        score += r
+        steps += 1
+        board = spawn_tile(after, rng)
+    return score, steps, board, False
+
+
+@njit
 def search_play_from(table, w, rng, board, score, steps, depth, downgrade, tt, ttv, limits, counters):
-    """Play on from ``board`` choosing each move by search at ``depth`` (depth 1: the greedy kernel,
-    the same choices and random draws as PLAY). Returns (score, steps, final board, handed off):
-    a 4-bit board with two 32768 tiles hands the game off, as in play_from."""
+    """Play on from ``board`` choosing each move by search at ``depth`` (depth 1 without a downgrade:
+    greedy_play_from, the same choices and random draws as PLAY). Returns (score, steps, final board,
+    handed off): a 4-bit board with two 32768 tiles hands the game off, as in play_from."""
+    if depth <= 1 and downgrade == 0:
+        return greedy_play_from(table, w, rng, board, score, steps)
     work = search_scratch()
     values = np.empty(4)
     while True:
         if needs_wide(board):
             return score, steps, board, True
-        if depth <= 1 and downgrade == 0:
-            d, after, r, _ = best_move(table, w, board, (work[0], work[1], work[2]))
-        else:
-            d = search_values(table, w, board, depth, downgrade, work, tt, ttv, limits, counters, values)
-            if d >= 0:
-                after, r = move(table, board, d)
+        d = search_values(table, w, board, depth, downgrade, work, tt, ttv, limits, counters, values)
         if d < 0:
             break
+        after, r = move(table, board, d)
         score += r
         steps += 1
         board = spawn_tile(after, rng)
@@ -256,24 +272,6 @@ def search_finish(table, w, rng, depth, downgrade, tt, ttv, limits, counters, st
     counts[0] = score
     counts[1] = steps
     return max_code(board), handed
-
-
-@njit
-def greedy_play_from(table, w, rng, board, score, steps):
-    """search_play_from at depth 1 without a downgrade: the greedy choice of every move (the same games).
-    Its own kernel, as greedy_block and greedy_finish are: they compile in half the time of the search
-    kernels, and most evaluations are at depth 1."""
-    work = scratch()
-    while True:
-        if needs_wide(board):
-            return score, steps, board, True
-        d, after, r, _ = best_move(table, w, board, work)
-        if d < 0:
-            break
-        score += r
-        steps += 1
-        board = spawn_tile(after, rng)
-    return score, steps, board, False
 
 
 @njit
