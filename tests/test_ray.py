@@ -1,16 +1,20 @@
-"""Evaluation in shards (td2048.distributed), locally and on real Ray clusters: one node with 2 CPUs,
-two nodes on this machine, a worker killed in the middle of a shard, and ``td2048 eval --ray``."""
+"""Evaluation in shards (td2048.distributed), locally and on a real two-node Ray cluster on this machine (a worker
+killed in the middle of a shard included), ``td2048 eval --ray``, and a sweep stopped with Ctrl-C and finished on
+the cluster. One cluster serves the whole module: each Ray start-up costs seconds."""
 
 import json
 import logging
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
 from test_state_values import random_weights
+from test_sweep import TINY, write
 
 from td2048.distributed import (
     _shared_writable,
@@ -44,11 +48,19 @@ def model(network, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def local_ray():
-    """A local Ray instance of 2 CPUs for the module's tests (the two-node test replaces it)."""
-    ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False)
-    yield
-    ray.shutdown()
+def cluster():
+    """Two Ray nodes on this machine: a head with no CPU for tasks, and a second node with 2 CPUs and the
+    resource ``second``; so every task runs on a node other than the driver's. This process is connected."""
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
+    try:
+        cluster.second_node_id = cluster.add_node(num_cpus=2, resources={"second": 2}).node_id
+        ray.init(address=cluster.address, logging_level=logging.ERROR, log_to_driver=False)
+        yield cluster
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
 
 
 def same_results(a, b) -> None:
@@ -122,10 +134,10 @@ def test_without_ray_the_command_says_how_to_get_it(model, cli_env):
     assert r.stderr.count("\n") == 1 and "pip install 'td2048[ray]'" in r.stderr
 
 
-# --------------------------------------------------------------------------------- one node, 2 CPUs
+# ------------------------------------------------------------------------------------- the cluster
 
 @pytest.mark.parametrize("search", [GREEDY, DEPTH2], ids=["depth1", "depth2"])
-def test_ray_plays_the_same_games_as_the_local_shards(network, search, local_ray):
+def test_ray_plays_the_same_games_as_the_local_shards(network, search, cluster):
     seen = []
     on_ray = play_on_ray(network, search, 70, seed=4, shard_size=10, on_progress=seen.append)
     local = play_sharded(network, search, 70, seed=4, shard_size=10)
@@ -134,14 +146,14 @@ def test_ray_plays_the_same_games_as_the_local_shards(network, search, local_ray
     assert sum(on_ray.nodes.values()) == 7
 
 
-def test_ray_records_are_the_local_records(network, local_ray):
+def test_ray_records_are_the_local_records(network, cluster):
     on_ray = play_on_ray(network, DEPTH2, 12, seed=9, shard_size=5, names=("td2048", "random"))
     local = play_sharded(network, DEPTH2, 12, seed=9, shard_size=5, names=("td2048", "random"))
     assert without_times(on_ray.records) == without_times(local.records)
     same_results(on_ray, local)
 
 
-def test_a_worker_killed_mid_shard_loses_and_doubles_nothing(network, local_ray, tmp_path, monkeypatch):
+def test_a_worker_killed_mid_shard_loses_and_doubles_nothing(network, cluster, tmp_path, monkeypatch):
     marker = tmp_path / "killed"
     monkeypatch.setenv("TD2048_TEST_KILL_SHARD", str(marker))
     on_ray = play_on_ray(network, GREEDY, 60, seed=6, shard_size=10)
@@ -150,7 +162,7 @@ def test_a_worker_killed_mid_shard_loses_and_doubles_nothing(network, local_ray,
     same_results(on_ray, local)
 
 
-def test_a_shard_whose_worker_dies_with_no_retry_left_fails_in_one_line(network, local_ray, tmp_path, monkeypatch):
+def test_a_shard_whose_worker_dies_with_no_retry_left_fails_in_one_line(network, cluster, tmp_path, monkeypatch):
     marker = tmp_path / "killed"
     monkeypatch.setenv("TD2048_TEST_KILL_SHARD", str(marker))
     with pytest.raises(TD2048Error, match="a shard failed on Ray"):
@@ -164,15 +176,17 @@ def td2048(env, *args):
                           env=env, timeout=600)
 
 
-def test_eval_ray_matches_eval_shard_size(model, tmp_path, cli_env):
-    """A new local Ray instance started by the command; the same statistics and records as one machine."""
-    on_ray = td2048(cli_env, "eval", model, "--ray", "--games", 40, "--seed", 1, "--json", "--record", tmp_path / "r")
+def test_eval_ray_matches_eval_shard_size(model, tmp_path, cli_env, cluster):
+    """The command on the cluster (a new local instance of its own: the sweep's test below); the same statistics
+    and records as one machine."""
+    on_ray = td2048(cli_env, "eval", model, "--ray", cluster.address, "--games", 40, "--seed", 1, "--json",
+                    "--record", tmp_path / "r")
     local = td2048(cli_env, "eval", model, "--shard-size", 50, "--games", 40, "--seed", 1, "--json",
                    "--record", tmp_path / "l")
     assert on_ray.returncode == 0 and local.returncode == 0, on_ray.stderr + local.stderr
     assert on_ray.stderr == ""  # Ray's logs stay off the user's terminal
     a, b = json.loads(on_ray.stdout), json.loads(local.stdout)
-    assert a.pop("ray") == {"address": "local", "nodes": 1}
+    assert a.pop("ray") == {"address": cluster.address, "nodes": 1}
     for out in (a, b):
         out.pop("seconds"), out.pop("moves_per_s")
     assert a == b and a["games"] == 40 and a["shards"] == 1 and a["seed"] == 1
@@ -180,25 +194,64 @@ def test_eval_ray_matches_eval_shard_size(model, tmp_path, cli_env):
     assert records[0] == records[1] and len(records[0]) == 40
 
 
-# -------------------------------------------------------------------------- two nodes on this machine
-
-@pytest.fixture
-def two_nodes(local_ray):
-    """A head node with no CPU for tasks and a second node with 2 CPUs and the resource ``second``."""
-    from ray.cluster_utils import Cluster
-
-    ray.shutdown()
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
-    second = cluster.add_node(num_cpus=2, resources={"second": 2})
-    ray.init(address=cluster.address, logging_level=logging.ERROR, log_to_driver=False)
-    yield second.node_id
-    ray.shutdown()
-    cluster.shutdown()
-
-
-def test_shards_run_on_the_second_node_with_the_model(network, two_nodes):
-    driver_node = ray.get_runtime_context().get_node_id()
+def test_shards_run_on_the_second_node_with_the_model(network, cluster):
+    driver_node, second = ray.get_runtime_context().get_node_id(), cluster.second_node_id
     on_ray = play_on_ray(network, DEPTH2, 30, seed=3, shard_size=5, resources={"second": 1})
-    assert set(on_ray.nodes) == {two_nodes} and two_nodes != driver_node and on_ray.nodes[two_nodes] == 6
+    assert set(on_ray.nodes) == {second} and second != driver_node and on_ray.nodes[second] == 6
     same_results(on_ray, play_sharded(network, DEPTH2, 30, seed=3, shard_size=5))  # the weights reached it whole
     assert os.environ.get("TD2048_TEST_KILL_SHARD") is None
+
+
+# ------------------------------------------------------------------------------------------ a sweep
+
+def untimed(line: str) -> dict:
+    return {k: v for k, v in json.loads(line).items() if k not in ("seconds", "moves_per_s")}
+
+
+def test_a_sweep_stopped_with_ctrl_c_continues_on_two_nodes_and_is_done(tmp_path, cli_env, cluster):
+    """Ctrl-C (SIGINT to the sweep's process group, Ray's processes included: a new local instance started by
+    the command) once a trial has logged a block; the same command, on the two-node cluster, then finishes the
+    sweep, each trial from its last snapshot (a block logged after it is played again, the same bit for bit);
+    run once more, it trains nothing."""
+    sweep, out = write(tmp_path, TINY), tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "td2048.cli", "sweep", str(sweep), "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env,
+                            start_new_session=True)
+    deadline = time.monotonic() + 300  # progress, not speed: only a hung sweep takes this long
+
+    def logged():
+        return {run.name: (run / "log.jsonl").read_text().splitlines() for run in (out / "runs").glob("*")
+                if (run / "log.jsonl").exists()}
+
+    while not any(logged().values()):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=300)
+    assert "Traceback" not in err, err
+    before = logged()
+    assert sum(map(len, before.values())) < 6  # stopped before the end
+
+    # continued on the cluster, whose head has no CPU: the trials can only run on the second node
+    r = td2048(cli_env, "sweep", sweep, "--out", out, "--ray", cluster.address)
+    finished = {run: (run / "log.jsonl").read_text() for run in (out / "runs").iterdir()}
+    again = td2048(cli_env, "sweep", sweep, "--out", out, "--ray", cluster.address)  # finished: trains nothing
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].split()[:5] == ["rank", "reach:256", "avg", "episodes", "status"]
+    rows = [line.split() for line in lines[1:3]]
+    assert [row[0] for row in rows] == ["1", "2"] and float(rows[0][1]) >= float(rows[1][1])
+    assert {row[5] for row in rows} == {"0.1", "0.02"}  # the grid's alphas, with a lambda drawn for each
+    assert (out / "sweep.png").stat().st_size > 0 and lines[-1] == f"# curves in {out / 'sweep.png'}"
+    runs = sorted((out / "runs").iterdir())
+    assert len(runs) == 2
+    logs = [(run / "log.jsonl").read_text().splitlines() for run in runs]
+    for run, log in zip(runs, logs):  # a normal run directory: settings first, a block per line
+        settings = json.loads((run / "settings.json").read_text())
+        assert settings["network"] == "2x4" and 0 <= settings["lam"] <= 0.5
+        assert [json.loads(b)["episodes"] for b in log] == [2000, 4000, 6000][:len(log)] and log
+        earlier = before.get(run.name, [])
+        assert [untimed(b) for b in log[:len(earlier)]] == [untimed(b) for b in earlier]
+    assert "done" in {row[4] for row in rows}
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == r.stdout and {run: (run / "log.jsonl").read_text() for run in runs} == finished
