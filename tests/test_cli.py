@@ -6,22 +6,9 @@ import sys
 
 import numpy as np
 import pytest
+from commands import assert_one_line_error, td2048
 
 from td2048.io.model import load_model
-
-
-def td2048(*args, env=None, cwd=None):
-    return subprocess.run([sys.executable, "-m", "td2048.cli", *map(str, args)], capture_output=True, text=True,
-                          env=env, cwd=cwd, timeout=600)
-
-
-def assert_one_line_error(result, *fragments):
-    assert result.returncode == 2, result
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    assert "Traceback" not in result.stderr
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
 
 
 def test_train_writes_tables_log_and_model(tmp_path, cli_env):

@@ -1,22 +1,14 @@
 """Records written by eval --record pass the judge; hand-made bad files fail with the right message."""
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
+from commands import td2048
 from naive import from_grid, move
 from test_wide_training import FIB_CLAMP, FIB_NETWORK
 
 from td2048.io.model import save_model
 from td2048.judge import judge_file
 from td2048.learn import TrainSettings, train
-
-
-def td2048(*args):
-    return subprocess.run([sys.executable, "-m", "td2048.cli", *map(str, args)], capture_output=True, text=True,
-                          timeout=300)
-
 
 GAMES, DEPTH = {"2048": 60, "2584": 10}, {"2048": 1, "2584": 2}
 

@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 import pytest
-from test_cli import assert_one_line_error, td2048
+from commands import assert_one_line_error, td2048
 from test_learn import SMALL, ReferenceLearner
 
 from td2048.games.bitboard import max_code

@@ -13,6 +13,7 @@ import time
 
 import numpy as np
 import pytest
+from commands import td2048
 from test_state_values import random_weights
 from test_sweep import TINY, write
 
@@ -171,18 +172,13 @@ def test_a_shard_whose_worker_dies_with_no_retry_left_fails_in_one_line(network,
 
 # ------------------------------------------------------------------------------------ the command
 
-def td2048(env, *args):
-    return subprocess.run([sys.executable, "-m", "td2048.cli", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=600)
-
-
 def test_eval_ray_matches_eval_shard_size(model, tmp_path, cli_env, cluster):
     """The command on the cluster (a new local instance of its own: the sweep's test below); the same statistics
     and records as one machine."""
-    on_ray = td2048(cli_env, "eval", model, "--ray", cluster.address, "--games", 40, "--seed", 1, "--json",
-                    "--record", tmp_path / "r")
-    local = td2048(cli_env, "eval", model, "--shard-size", 50, "--games", 40, "--seed", 1, "--json",
-                   "--record", tmp_path / "l")
+    on_ray = td2048("eval", model, "--ray", cluster.address, "--games", 40, "--seed", 1, "--json",
+                    "--record", tmp_path / "r", env=cli_env)
+    local = td2048("eval", model, "--shard-size", 50, "--games", 40, "--seed", 1, "--json",
+                   "--record", tmp_path / "l", env=cli_env)
     assert on_ray.returncode == 0 and local.returncode == 0, on_ray.stderr + local.stderr
     assert on_ray.stderr == ""  # Ray's logs stay off the user's terminal
     a, b = json.loads(on_ray.stdout), json.loads(local.stdout)
@@ -233,9 +229,9 @@ def test_a_sweep_stopped_with_ctrl_c_continues_on_two_nodes_and_is_done(tmp_path
     assert sum(map(len, before.values())) < 6  # stopped before the end
 
     # continued on the cluster, whose head has no CPU: the trials can only run on the second node
-    r = td2048(cli_env, "sweep", sweep, "--out", out, "--ray", cluster.address)
+    r = td2048("sweep", sweep, "--out", out, "--ray", cluster.address, env=cli_env)
     finished = {run: (run / "log.jsonl").read_text() for run in (out / "runs").iterdir()}
-    again = td2048(cli_env, "sweep", sweep, "--out", out, "--ray", cluster.address)  # finished: trains nothing
+    again = td2048("sweep", sweep, "--out", out, "--ray", cluster.address, env=cli_env)  # finished: trains nothing
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert lines[0].split()[:5] == ["rank", "reach:256", "avg", "episodes", "status"]

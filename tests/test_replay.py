@@ -2,11 +2,10 @@
 against a plain-Python replay of the record (tests/naive.py's rules, not the page's data)."""
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from commands import assert_one_line_error, td2048
 from naive import move
 from test_wide_training import FIB_CLAMP, FIB_NETWORK
 
@@ -18,18 +17,6 @@ from td2048.judge import SLIDE, parse_records
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
-
-
-def td2048(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "td2048.cli", *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=600)
-
-
-def assert_one_line_error(result, fragment):
-    assert result.returncode == 2, result
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
-    assert fragment in lines[0], lines[0]
 
 
 @pytest.fixture(scope="module")

@@ -2,11 +2,10 @@
 
 import json
 import struct
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from commands import td2048
 from naive import from_grid
 from test_learn import SMALL
 from test_state_values import random_weights
@@ -14,11 +13,6 @@ from test_state_values import random_weights
 from td2048.io.model import load_model, save_model
 from td2048.io.tdl import read_tdl_weights, write_tdl_weights
 from td2048.network import Network, parse_network
-
-
-def td2048(*args):
-    return subprocess.run([sys.executable, "-m", "td2048.cli", *map(str, args)], capture_output=True, text=True,
-                          timeout=300)
 
 
 @pytest.fixture(scope="module")

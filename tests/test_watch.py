@@ -16,18 +16,13 @@ import time
 
 import numpy as np
 import pytest
+from commands import assert_one_line_error, td2048
 from rich.console import Console
-from test_cli import assert_one_line_error
 
 from td2048.cli.terminal import view
 from td2048.games.wide import wide_from_codes
 
 SUMMARY = re.compile(r"# (game over|stopped|interrupted): score (\d+), (\d+) moves, largest tile (\d+), ")
-
-
-def td2048(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "td2048.cli", *map(str, args)], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, env=env, timeout=600)
 
 
 @pytest.fixture(scope="module")
