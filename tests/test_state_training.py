@@ -1,35 +1,25 @@
-"""State values: learning, the hand-off to 5-bit cells, models and the CLI (split from test_state_values.py
-so that the two files compile their kernels on two cores at once)."""
+"""State values: learning, models and the CLI (split from test_state_values.py so that the two files compile their
+kernels on two cores at once; on 5-bit cells, the hand-off included: test_wide_training.py)."""
 
 import json
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 from test_state_values import random_weights
 
 from td2048.io.model import load_model, save_model
-from td2048.learn import Learner, TrainSettings, train
+from td2048.learn import TrainSettings, train
 from td2048.network import Network, parse_network
 
 CLI = [sys.executable, "-m", "td2048.cli"]
 
 
 def test_state_values_learn():
-    """(On 2584: test_wide_training.py, whose other 2584 state test compiles the same kernels.)"""
+    """(On 2584: test_wide_training.py, whose other 2584 state tests compile the same kernels.)"""
     settings_ = TrainSettings(network="2x4", episodes=1500, block=500, seed=1, alpha=0.1, method="state")
     _, stats = train(settings_)
     assert stats[-1].avg > 1.3 * stats[0].avg, [s.avg for s in stats]
-
-
-def test_state_learning_goes_on_through_the_handoff():
-    from test_handoff import TWO_32768
-
-    net = Network(parse_network("2x4"), method="state")
-    score, moves, largest = Learner(net, seed=2).play_from(TWO_32768, "backward", 0.1)
-    assert largest >= 16 and score >= 65536
-    assert np.count_nonzero(net.weights) > 16 * moves // 4
 
 
 def test_model_keeps_the_method_and_refuses_another(tmp_path):

@@ -10,7 +10,7 @@ import pytest
 from naive import FIB
 
 from td2048.io.model import load_model, save_model
-from td2048.learn import TrainSettings, train
+from td2048.learn import Learner, TrainSettings, train
 from td2048.network import Network, parse_network
 from td2048.play import evaluate
 
@@ -68,6 +68,16 @@ def test_2584_state_values_learn():
                               alpha=0.1, method="state")
     _, stats = train(settings_)
     assert stats[-1].avg > 1.3 * stats[0].avg, [s.avg for s in stats]
+
+
+def test_state_learning_goes_on_through_the_handoff():
+    """Here, beside the 2584 state tests: the 5-bit state kernels it goes on with are theirs."""
+    from test_handoff import TWO_32768
+
+    net = Network(parse_network("2x4"), method="state")
+    score, moves, largest = Learner(net, seed=2).play_from(TWO_32768, "backward", 0.1)
+    assert largest >= 16 and score >= 65536
+    assert np.count_nonzero(net.weights) > 16 * moves // 4
 
 
 @pytest.mark.parametrize("method", ["afterstate", "state"])
