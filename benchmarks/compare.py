@@ -12,9 +12,12 @@ that the drift of a shared machine falls on both; each figure is the median over
 range, and each ratio is td2048 / reference per round (median and range). Timings depend on the
 machine and the hour: only ratios measured in one run mean anything.
 
---update picks td2048's update mode against the reference's training mode of the same kind:
-`forward` against its default online TD(0) (`optimize`), `backward` (td2048's default) against
-`-tt backward`; `both` measures both.
+--update picks the training rule, the same in both programs: `forward` is td2048's `--update forward`
+against TDL2048+'s `-tt forward` (online TD(0); the afterstate's value is read again when it is updated),
+`backward` (td2048's default) against `-tt backward`; `both` measures both. `forward-default` pairs td2048's
+`--update forward` with TDL2048+'s default mode (`optimize`), a cheaper rule: it updates with the value the
+afterstate had when it was chosen, before the last update moved it, and so reads its weights once instead of
+twice; `all` measures the three.
 
 The reference is not part of td2048: build TDL2048+ from its own source with its own makefile and
 point --reference at the `2048` binary it makes.
@@ -33,12 +36,15 @@ import sys
 
 REFERENCE_NAMES = {"2x4": "2x4patt", "8x4": "8x4patt", "4x5": "4x5patt", "4x6": "4x6patt", "5x6": "5x6patt",
                    "6x6": "6x6patt", "7x6": "7x6patt", "8x6": "8x6patt"}
+# --update: (td2048's --update, TDL2048+'s options)
+UPDATES = {"forward": ("forward", ["-tt", "forward"]), "backward": ("backward", ["-tt", "backward"]),
+           "forward-default": ("forward", [])}
 SUMMARY = re.compile(r"^summary\s+\d+ms\s+([0-9.]+)ops", re.MULTILINE)
 
 
 def run_td2048(network: str, episodes: int, threads: int, update: str, seed: int) -> tuple[float, float]:
     cmd = [sys.executable, "-m", "td2048.cli", "bench", "--network", network, "--episodes", str(episodes),
-           "--threads", str(threads), "--update", update, "--seed", str(seed), "--json"]
+           "--threads", str(threads), "--update", UPDATES[update][0], "--seed", str(seed), "--json"]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True)
     result = json.loads(out.stdout)
     return result["train_moves_per_s"], result["test_moves_per_s"]
@@ -50,8 +56,7 @@ def run_reference(binary: str, network: str, episodes: int, threads: int, update
     cmd = [binary, "-n", REFERENCE_NAMES[network], "-t", blocks, "-e", blocks, "-%", "-s", str(seed)]
     if threads > 1:
         cmd += ["-p", str(threads)]
-    if update == "backward":
-        cmd += ["-tt", "backward"]
+    cmd += UPDATES[update][1]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True)
     speeds = [float(x) for x in SUMMARY.findall(out.stdout)]
     if len(speeds) != 2:
@@ -81,12 +86,12 @@ def main() -> int:
     p.add_argument("--reference", metavar="PATH", help="a TDL2048+ `2048` binary built from its source")
     p.add_argument("--networks", nargs="+", default=["2x4", "8x4", "4x5", "4x6", "8x6"], choices=REFERENCE_NAMES)
     p.add_argument("--threads", nargs="+", type=int, default=[1, 2])
-    p.add_argument("--update", choices=("backward", "forward", "both"), default="both")
+    p.add_argument("--update", choices=(*UPDATES, "both", "all"), default="both")
     p.add_argument("--episodes", type=int, default=6000, help="episodes of training, then of testing (default 6000)")
     p.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
     p.add_argument("--seed", type=int, default=1)
     args = p.parse_args()
-    updates = ["forward", "backward"] if args.update == "both" else [args.update]
+    updates = {"both": ["forward", "backward"], "all": list(UPDATES)}.get(args.update, [args.update])
     cases = [(n, t, u) for n in args.networks for t in args.threads for u in updates]
     figures = {case: {"td": [], "ref": []} for case in cases}
     print(f"# {machine()}; {args.episodes} episodes trained from zero, then {args.episodes} tested; "
