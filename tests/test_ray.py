@@ -173,8 +173,8 @@ def test_a_shard_whose_worker_dies_with_no_retry_left_fails_in_one_line(network,
 # ------------------------------------------------------------------------------------ the command
 
 def test_eval_ray_matches_eval_shard_size(model, tmp_path, cli_env, cluster):
-    """The command on the cluster (a new local instance of its own: the sweep's test below); the same statistics
-    and records as one machine."""
+    """The command on the cluster: the same statistics and records as on one machine. (A command that starts
+    a local Ray instance of its own: the sweep's test below; both go through connect_ray.)"""
     on_ray = td2048("eval", model, "--ray", cluster.address, "--games", 40, "--seed", 1, "--json",
                     "--record", tmp_path / "r", env=cli_env)
     local = td2048("eval", model, "--shard-size", 50, "--games", 40, "--seed", 1, "--json",
