@@ -6,6 +6,7 @@ from naive import from_grid, move, to_grid
 
 from td2048.games.bitboard import symmetric_boards
 from td2048.games.game2048 import _py_spawn
+from td2048.kernels.codegen import generate_source
 from td2048.learn import Learner, TrainSettings, train
 from td2048.network import Network, parse_network
 from td2048.play import Agent
@@ -232,3 +233,18 @@ def test_exploration_schedules():
     for bad in ("const:1.5", "linear:0.1:0", "exp:1:-1:5", "greedy", "const:x", "linear:0.1:2:10"):
         with pytest.raises(TD2048Error, match="bad --explore"):
             exploration(bad)
+
+
+def test_the_4x6_network_learns_as_the_reference_with_far_prefetches():
+    """The default network, whose 256 MiB of weights its kernels ask for into L2 (prefetcht1, see
+    kernels.codegen.FAR_PREFETCH_BYTES), learns bit for bit as the plain-Python reference: a prefetch
+    changes when a weight arrives, never its value. (The suite's other networks are cache-sized.)"""
+    spec = parse_network("4x6")
+    assert "prefetch_far(w" in generate_source(spec) and "prefetch_far(w" not in generate_source(parse_network(SMALL))
+    net = Network(spec)
+    player = Learner(net, seed=5)
+    player.run(2, "backward", 0.1)  # weights no longer all zero
+    reference = ReferenceLearner(net, player.rng_state, alpha=0.1)
+    block = player.run(1, "backward", 0.1)
+    assert reference.episode("backward") == (block.scores[0], block.moves[0])
+    np.testing.assert_array_equal(reference.w, net.weights)

@@ -78,9 +78,10 @@ BATCH = 2048  # chunks listed before they are merged
 AHEAD = 8  # chunks between a chunk's prefetch and its merge (4, 16 and 32 measured slower)
 
 
-def _prefetch_intrinsic(for_write: int):
+def _prefetch_intrinsic(for_write: int, locality: int = 3):
     """An intrinsic ``(array, index)`` that asks for the cache line of array[index] (LLVM's llvm.prefetch;
-    Numba has none). ``for_write`` 1 compiles to prefetchw, 0 to a plain prefetch into every level."""
+    Numba has none). ``for_write`` 1 compiles to prefetchw, 0 to a plain read prefetch: into every level
+    with ``locality`` 3 (prefetcht0), into L2 and below with 2 (prefetcht1)."""
     def prefetch(typingctx, array, index):
         def codegen(context, builder, signature, args):
             data = context.make_array(signature.args[0])(context, builder, args[0]).data
@@ -88,8 +89,9 @@ def _prefetch_intrinsic(for_write: int):
             i32 = ir.IntType(32)
             function = cgutils.get_or_insert_function(
                 builder.module, ir.FunctionType(ir.VoidType(), [address.type, i32, i32, i32]), "llvm.prefetch.p0")
-            # (read 0 / write 1, 3: keep in every cache level, 1: the data cache)
-            builder.call(function, [address, ir.Constant(i32, for_write), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+            # (read 0 / write 1, locality, 1: the data cache)
+            builder.call(function, [address, ir.Constant(i32, for_write), ir.Constant(i32, locality),
+                                    ir.Constant(i32, 1)])
             return context.get_dummy_value()
 
         return types.void(array, index), codegen
@@ -101,6 +103,8 @@ def _prefetch_intrinsic(for_write: int):
 # (the generated network kernels fingerprint it too).
 prefetch_write = _prefetch_intrinsic(1)  # ask for a line that will be written soon
 prefetch_read = _prefetch_intrinsic(0)  # ask for a line that will be read soon
+# ... into L2, not L1: the weights of networks far larger than the caches (see td2048.kernels.codegen)
+prefetch_far = _prefetch_intrinsic(0, locality=2)
 
 
 def dirty_size(n_weights: int) -> int:
