@@ -1,10 +1,12 @@
 """td2048 watch: plain output through a pipe, the live board and its keys in a real pseudo-terminal."""
 
 import contextlib
+import ctypes
 import fcntl
 import io
 import json
 import os
+import platform
 import re
 import select
 import signal
@@ -112,6 +114,19 @@ def test_keys_in_a_terminal(model, cli_env):
 def test_interrupt_restores_the_terminal(model, cli_env):
     with _watch_in_pty(model, cli_env, "--seed", 1, "--delay", 1000) as (proc, master, slave, before, seen):
         proc.send_signal(signal.SIGINT)
+        out = _finish(proc, master, slave, before, seen)
+    assert proc.returncode == 130 and SUMMARY.search(out).group(1) == "interrupted", out
+
+
+def test_ctrl_c_ends_a_long_wait_whichever_thread_gets_it(model, cli_env):
+    """The kernel hands a process's SIGINT to any of its threads (NumPy's BLAS starts some): sent to one that
+    is not the main thread (tgkill), it still ends a wait of --delay 1000 at once, as Ctrl-C."""
+    env = {**cli_env, "OPENBLAS_NUM_THREADS": "2"}  # at least one thread besides the main one, on any machine
+    with _watch_in_pty(model, env, "--seed", 1, "--delay", 1000) as (proc, master, slave, before, seen):
+        others = sorted(int(t) for t in os.listdir(f"/proc/{proc.pid}/task") if int(t) != proc.pid)
+        assert others, "no thread besides the main one"
+        tgkill = {"x86_64": 234, "aarch64": 131}[platform.machine()]
+        assert ctypes.CDLL(None, use_errno=True).syscall(tgkill, proc.pid, others[0], signal.SIGINT) == 0
         out = _finish(proc, master, slave, before, seen)
     assert proc.returncode == 130 and SUMMARY.search(out).group(1) == "interrupted", out
 

@@ -3,9 +3,11 @@ without blocking. Plain text and ANSI-free output go wherever stdout is not a te
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import select
+import signal
 import sys
 import termios
 import time
@@ -103,30 +105,59 @@ def view(title: str, board, game: str, score: int, number: int, direction: int, 
 
 class Keys:
     """Keys from a terminal on stdin, one at a time without blocking (cbreak: no echo, no Enter needed;
-    Ctrl-C still interrupts). Without a terminal on stdin, :meth:`read` only waits."""
+    Ctrl-C still interrupts). Without a terminal on stdin, :meth:`read` only waits.
+
+    A wait for a key also watches a pipe that every signal writes to (``signal.set_wakeup_fd``): the
+    kernel may hand Ctrl-C's SIGINT to another thread of the process (NumPy's BLAS starts some), and
+    then a wait on stdin alone would not end until its timeout, which at ``--delay 1000`` is long."""
 
     def __init__(self):
         self.fd = sys.stdin.fileno() if sys.stdin is not None and sys.stdin.isatty() else None
         self.pending = b""
+        self.wake = None  # (read end, write end, the wakeup fd before) while entered
 
     def __enter__(self) -> Keys:
         if self.fd is not None:
             self.saved = termios.tcgetattr(self.fd)
             tty.setcbreak(self.fd)
+        read_end, write_end = os.pipe()
+        os.set_blocking(read_end, False)
+        os.set_blocking(write_end, False)
+        self.wake = (read_end, write_end, signal.set_wakeup_fd(write_end))
         return self
 
     def __exit__(self, *exc) -> None:
         if self.fd is not None:
             termios.tcsetattr(self.fd, termios.TCSADRAIN, self.saved)
+        read_end, write_end, before = self.wake
+        signal.set_wakeup_fd(before)
+        os.close(read_end)
+        os.close(write_end)
+        self.wake = None
+
+    def _wait(self, fds: list[int], timeout: float | None) -> list[int]:
+        """The ones of ``fds`` ready within ``timeout`` seconds (None: no limit). A signal ends the select
+        through its pipe: its Python handler runs then (KeyboardInterrupt for SIGINT), and the wait goes on."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            ready, _, _ = select.select([*fds, self.wake[0]], [], [], left)
+            if self.wake[0] not in ready:
+                return ready
+            with contextlib.suppress(BlockingIOError):
+                while os.read(self.wake[0], 64):
+                    pass
+            mine = [fd for fd in ready if fd != self.wake[0]]
+            if mine or (deadline is not None and time.monotonic() >= deadline):
+                return mine
 
     def read(self, timeout: float | None) -> str | None:
         """The next key ('q', ' ', 'right', ...) within ``timeout`` seconds (None: wait for one), or None."""
         if self.fd is None:  # no keys, so never paused: timeout is a number
-            time.sleep(max(0.0, timeout))
+            self._wait([], max(0.0, timeout))
             return None
         if not self.pending:
-            ready, _, _ = select.select([self.fd], [], [], None if timeout is None else max(0.0, timeout))
-            if not ready:
+            if not self._wait([self.fd], None if timeout is None else max(0.0, timeout)):
                 return None
             self.pending = os.read(self.fd, 32)
             if not self.pending:  # the terminal went away
