@@ -268,9 +268,7 @@ def search_finish(table, w, rng, depth, downgrade, tt, ttv, limits, counters, st
     """Finish a game handed off by another board width (``start[0]``: its board, ``counts``: score, moves)."""
     score, steps, board, handed = search_play_from(table, w, rng, load_board(start, 0), counts[0], counts[1], depth,
                                                    downgrade, tt, ttv, limits, counters)
-    store_board(start, 0, board)
-    counts[0] = score
-    counts[1] = steps
+    hand_off(start, counts, board, score, steps)  # where play stopped, as a hand-off leaves it
     return max_code(board), handed
 
 
@@ -290,9 +288,7 @@ def greedy_block(table, w, rng, out_score, out_max_code, out_moves, handoff, han
 def greedy_finish(table, w, rng, start, counts):
     """search_finish at depth 1 without a downgrade (see greedy_play_from)."""
     score, steps, board, handed = greedy_play_from(table, w, rng, load_board(start, 0), counts[0], counts[1])
-    store_board(start, 0, board)
-    counts[0] = score
-    counts[1] = steps
+    hand_off(start, counts, board, score, steps)  # where play stopped, as a hand-off leaves it
     return max_code(board), handed
 
 
