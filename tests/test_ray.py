@@ -227,11 +227,13 @@ def test_a_sweep_stopped_with_ctrl_c_continues_on_two_nodes_and_is_done(tmp_path
     assert "Traceback" not in err, err
     before = logged()
     assert sum(map(len, before.values())) < 6  # stopped before the end
+    assert not (out / "sweep.json").exists()  # not finished: the next run goes on through Tune
 
     # continued on the cluster, whose head has no CPU: the trials can only run on the second node
     r = td2048("sweep", sweep, "--out", out, "--ray", cluster.address, env=cli_env)
     finished = {run: (run / "log.jsonl").read_text() for run in (out / "runs").iterdir()}
-    again = td2048("sweep", sweep, "--out", out, "--ray", cluster.address, env=cli_env)  # finished: trains nothing
+    # finished: trains nothing, and needs no Ray (from the summary; nothing listens at that address)
+    again = td2048("sweep", sweep, "--out", out, "--ray", "127.0.0.1:1", env=cli_env)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert lines[0].split()[:5] == ["rank", "reach:256", "avg", "episodes", "status"]
@@ -250,4 +252,5 @@ def test_a_sweep_stopped_with_ctrl_c_continues_on_two_nodes_and_is_done(tmp_path
         assert [untimed(b) for b in log[:len(earlier)]] == [untimed(b) for b in earlier]
     assert "done" in {row[4] for row in rows}
     assert again.returncode == 0, again.stderr
+    assert json.loads((out / "sweep.json").read_text())["trials"][0]["directory"] == lines[1].split()[-1]
     assert again.stdout == r.stdout and {run: (run / "log.jsonl").read_text() for run in runs} == finished

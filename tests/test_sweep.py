@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from td2048.distributed import load_sweep, trial_name, trial_settings
+from td2048.distributed import TrialSummary, _save_summary, finished_sweep, load_sweep, trial_name, trial_settings
 from td2048.errors import TD2048Error
 
 pytest.importorskip("ray")
@@ -70,3 +70,21 @@ def test_a_sweep_without_ray_says_how_to_get_it(tmp_path, cli_env):
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=cli_env, timeout=300)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "pip install 'td2048[ray]'" in r.stderr
 
+
+
+def test_a_finished_sweep_is_read_back_only_for_the_same_plan(tmp_path):
+    """The summary a finished sweep leaves serves the same sweep file, as long as its run directories are there;
+    a changed file, a missing run or a damaged summary go back to Tune (None)."""
+    plan, out = load_sweep(write(tmp_path, TINY)), tmp_path / "out"
+    run = out / "runs" / trial_name({"alpha": 0.1})
+    run.mkdir(parents=True)
+    trials = [TrialSummary(run.name, str(run), {"alpha": 0.1}, 6000, 0.98, 9300.5, "done")]
+    assert finished_sweep(plan, out) is None  # no summary yet
+    _save_summary(plan, out, trials)
+    assert finished_sweep(plan, out) == trials
+    assert finished_sweep(load_sweep(write(tmp_path, TINY.replace("0.02]", "0.03]"), "t.toml")), out) is None
+    run.rmdir()
+    assert finished_sweep(plan, out) is None
+    run.mkdir()
+    (out / "sweep.json").write_text("{not json")
+    assert finished_sweep(plan, out) is None

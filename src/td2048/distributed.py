@@ -506,11 +506,62 @@ class TrialSummary:
     status: str
 
 
-def run_sweep(plan: SweepPlan, out: str | os.PathLike, address: str | None = None) -> list[TrialSummary]:
-    """Run (or continue: a sweep stopped in any way goes on from its trials' snapshots) every trial of
-    ``plan`` as Ray Tune trials under ``out``; the trials, best first."""
+SWEEP_SUMMARY = "sweep.json"  # in a sweep's folder once every trial has ended: the plan and the trials
+
+
+def _plan_text(plan: SweepPlan) -> str:
+    return json.dumps(plan.__dict__, sort_keys=True)
+
+
+def finished_sweep(plan: SweepPlan, out: str | os.PathLike) -> list[TrialSummary] | None:
+    """The trials of a sweep of ``plan`` that already ran to its end under ``out`` (from its summary), or
+    None: not finished, another plan (the sweep file changed), or a trial's run directory gone."""
     from pathlib import Path
 
+    try:
+        data = json.loads((Path(out) / SWEEP_SUMMARY).read_text())
+        if data["plan"] != _plan_text(plan):
+            return None
+        trials = [TrialSummary(**t) for t in data["trials"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return trials if trials and all(Path(t.directory).is_dir() for t in trials) else None
+
+
+def _save_summary(plan: SweepPlan, out, trials: list[TrialSummary]) -> None:
+    from dataclasses import asdict
+    from pathlib import Path
+
+    from td2048.io.atomic import atomic_open
+
+    with atomic_open(Path(out) / SWEEP_SUMMARY, "w") as f:
+        json.dump({"plan": _plan_text(plan), "trials": [asdict(t) for t in trials]}, f, indent=1)
+
+
+def _all_ended(experiment) -> bool:
+    """Whether every trial ended (ran to its end, or stopped by the scheduler), as the experiment's saved
+    state says: after Ctrl-C the trials that ``fit`` returns all read as ended, while the saved state keeps
+    the interrupted ones to be continued."""
+    from ray import tune
+
+    try:
+        trials = tune.ExperimentAnalysis(str(experiment)).trials
+    except Exception:  # no readable state: not known to be finished, so Tune decides next time
+        return False
+    return bool(trials) and all(t.status == "TERMINATED" for t in trials)
+
+
+def run_sweep(plan: SweepPlan, out: str | os.PathLike, address: str | None = None) -> list[TrialSummary]:
+    """Run (or continue: a sweep stopped in any way goes on from its trials' snapshots) every trial of
+    ``plan`` as Ray Tune trials under ``out``; the trials, best first.
+
+    A sweep whose trials have all ended is not started again: its trials come from ``out``'s summary,
+    without Ray (which takes seconds to start, and may not be there where the results are read)."""
+    from pathlib import Path
+
+    finished = finished_sweep(plan, out)
+    if finished is not None:
+        return finished
     ray = import_ray()
     from ray import tune
     from ray.tune.schedulers import ASHAScheduler, FIFOScheduler
@@ -545,13 +596,16 @@ def run_sweep(plan: SweepPlan, out: str | os.PathLike, address: str | None = Non
                                           float(metrics.get("avg", 0.0)),
                                           "error" if result.error else "stopped" if metrics.get(
                                               "episodes", 0) < trial_settings(plan, chosen).episodes else "done"))
+        ended = results.num_errors == 0 and _all_ended(experiment)
     finally:
         if connected:
             ray.shutdown()
     summaries.sort(key=lambda t: t.metric, reverse=True)
+    if ended and summaries:
+        _save_summary(plan, out, summaries)
     return summaries
 
 
 __all__ = ["DEFAULT_SHARD_SIZE", "Shard", "ShardResult", "ShardedRun", "connect_ray", "merge_shards",
            "plan_shards", "play_on_ray", "play_shard", "play_sharded", "shard_seed",
-           "SweepPlan", "load_sweep", "run_sweep"]
+           "SweepPlan", "finished_sweep", "load_sweep", "run_sweep"]

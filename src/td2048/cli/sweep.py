@@ -24,7 +24,9 @@ Option names are td2048 train's (lambda, merge-every, tc = true, no-promotion = 
 trial is a normal run directory, OUT/runs/NAME (settings.json, log.jsonl, snapshots, model);
 Tune reports every block's average and reach rates. Stopped in any way, the same command
 continues the sweep: unfinished trials resume from their snapshots. At the end: the table of
-trials and OUT/sweep.png, their curves overlaid. Needs pip install 'td2048[ray]'.
+trials and OUT/sweep.png, their curves overlaid. Needs pip install 'td2048[ray]'. Once every
+trial has ended, the same command prints the table again at once, from OUT/sweep.json, without
+starting Ray (a changed sweep file goes back to Tune).
 """
 
 
