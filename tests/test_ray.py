@@ -223,8 +223,10 @@ def test_a_sweep_stopped_with_ctrl_c_continues_on_two_nodes_and_is_done(tmp_path
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
         time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGINT)
-    _, err = proc.communicate(timeout=300)
+    stopped, err = proc.communicate(timeout=300)
     assert "Traceback" not in err, err
+    assert "unfinished" in stopped and f"# stopped before the end; continue with: td2048 sweep {sweep} --out {out}" \
+        in stopped, stopped
     before = logged()
     assert sum(map(len, before.values())) < 6  # stopped before the end
     assert not (out / "sweep.json").exists()  # not finished: the next run goes on through Tune

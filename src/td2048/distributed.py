@@ -538,17 +538,17 @@ def _save_summary(plan: SweepPlan, out, trials: list[TrialSummary]) -> None:
         json.dump({"plan": _plan_text(plan), "trials": [asdict(t) for t in trials]}, f, indent=1)
 
 
-def _all_ended(experiment) -> bool:
-    """Whether every trial ended (ran to its end, or stopped by the scheduler), as the experiment's saved
-    state says: after Ctrl-C the trials that ``fit`` returns all read as ended, while the saved state keeps
-    the interrupted ones to be continued."""
+def _saved_statuses(experiment) -> dict[str, str]:
+    """Each trial's status (by run name) in the experiment's saved state: after Ctrl-C the trials that
+    ``fit`` returns all read as terminated, while the saved state keeps the interrupted ones to be continued
+    (TERMINATED: ran to its end or stopped by the scheduler). Empty when there is no readable state."""
     from ray import tune
 
     try:
         trials = tune.ExperimentAnalysis(str(experiment)).trials
-    except Exception:  # no readable state: not known to be finished, so Tune decides next time
-        return False
-    return bool(trials) and all(t.status == "TERMINATED" for t in trials)
+    except Exception:  # then nothing is known to have ended, and the next run asks Tune again
+        return {}
+    return {trial_name({k: v for k, v in t.config.items() if not k.startswith("_")}): t.status for t in trials}
 
 
 def run_sweep(plan: SweepPlan, out: str | os.PathLike, address: str | None = None) -> list[TrialSummary]:
@@ -587,21 +587,22 @@ def run_sweep(plan: SweepPlan, out: str | os.PathLike, address: str | None = Non
                                                            num_samples=1, scheduler=scheduler),
                                run_config=tune.RunConfig(name="tune", storage_path=str(out), verbose=0))
         results = tuner.fit()
+        saved = _saved_statuses(experiment)
         summaries = []
         for result in results:
             chosen = {k: v for k, v in result.config.items() if not k.startswith("_")}
-            metrics = result.metrics or {}
-            summaries.append(TrialSummary(trial_name(chosen), str(out / "runs" / trial_name(chosen)), chosen,
-                                          int(metrics.get("episodes", 0)), float(metrics.get(plan.metric_key, 0.0)),
-                                          float(metrics.get("avg", 0.0)),
-                                          "error" if result.error else "stopped" if metrics.get(
-                                              "episodes", 0) < trial_settings(plan, chosen).episodes else "done"))
-        ended = results.num_errors == 0 and _all_ended(experiment)
+            name, metrics = trial_name(chosen), result.metrics or {}
+            episodes = int(metrics.get("episodes", 0))
+            status = ("error" if result.error else "unfinished" if saved.get(name) != "TERMINATED"
+                      else "stopped" if episodes < trial_settings(plan, chosen).episodes else "done")
+            summaries.append(TrialSummary(name, str(out / "runs" / name), chosen, episodes,
+                                          float(metrics.get(plan.metric_key, 0.0)), float(metrics.get("avg", 0.0)),
+                                          status))
     finally:
         if connected:
             ray.shutdown()
     summaries.sort(key=lambda t: t.metric, reverse=True)
-    if ended and summaries:
+    if summaries and all(t.status in ("done", "stopped") for t in summaries):  # none to continue
         _save_summary(plan, out, summaries)
     return summaries
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 from pathlib import Path
 
 from td2048.distributed import load_sweep, run_sweep
@@ -24,9 +25,10 @@ Option names are td2048 train's (lambda, merge-every, tc = true, no-promotion = 
 trial is a normal run directory, OUT/runs/NAME (settings.json, log.jsonl, snapshots, model);
 Tune reports every block's average and reach rates. Stopped in any way, the same command
 continues the sweep: unfinished trials resume from their snapshots. At the end: the table of
-trials and OUT/sweep.png, their curves overlaid. Needs pip install 'td2048[ray]'. Once every
-trial has ended, the same command prints the table again at once, from OUT/sweep.json, without
-starting Ray (a changed sweep file goes back to Tune).
+trials (status: done, stopped early by the scheduler, unfinished, or error) and OUT/sweep.png,
+their curves overlaid. Once every trial has ended, the same command prints the table again at
+once, from OUT/sweep.json, without starting Ray (a changed sweep file goes back to Tune).
+Needs pip install 'td2048[ray]'.
 """
 
 
@@ -62,6 +64,10 @@ def run(args: argparse.Namespace) -> int:
                             labels=[", ".join(f"{k}={_text(v)}" for k, v in sorted(t.chosen.items())) or t.name
                                     for t in runs])
         print(f"# curves in {picture}")
+    if any(t.status == "unfinished" for t in trials):
+        again = ["td2048", "sweep", args.sweep, "--out", out, *(["--ray", args.ray] if args.ray else [])]
+        command = " ".join(shlex.quote(str(a)) for a in again)
+        print(f"# stopped before the end; continue with: {command}")
     return 0
 
 
