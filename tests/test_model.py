@@ -10,7 +10,7 @@ import pytest
 
 from td2048.errors import TD2048Error
 from td2048.io.model import load_model, read_model, save_model
-from td2048.network import Network, parse_network
+from td2048.network import Network, parse_network, parse_stages
 
 
 @pytest.fixture
@@ -35,6 +35,43 @@ def test_round_trip_and_documented_layout(model):
     w = np.frombuffer(raw, "<f4", count=head["weights"]["count"], offset=d)
     assert np.array_equal(w, net.weights)
     assert [t["tuple"] for t in head["weights"]["tables"]] == ["0123", "4567"]
+
+
+def test_files_with_tables_back_to_back_load_into_the_staggered_layout(tmp_path, monkeypatch):
+    """Large networks leave gaps between their tables (td2048.network.TABLE_STAGGER); their model files of
+    before, tables back to back, still load, TC accumulators and every stage included. Here 2x4 is made to
+    count as large."""
+    import td2048.network as network_module
+
+    spec = parse_network("2x4", stages=parse_stages("1024"))
+    before = Network(spec, accumulators=np.zeros(2 * spec.n_weights, np.float32))
+    rng = np.random.default_rng(1)
+    before.weights[:] = rng.standard_normal(before.weights.size).astype(np.float32)
+    before.accumulators[:] = rng.standard_normal(before.accumulators.size).astype(np.float32)
+    save_model(tmp_path / "old.td2048", before)
+    assert spec.stagger == 0
+    monkeypatch.setattr(network_module, "STAGGERED_BYTES", 0)
+    stagger, (old_offsets, old_stage) = spec.stagger, spec.layout(0)
+    assert stagger > 0 and spec.table_offsets == [0, 65536 + stagger] and spec.n_weights > before.weights.size
+
+    loaded, _ = load_model(tmp_path / "old.td2048")
+    assert loaded.weights.size == spec.n_weights and loaded.accumulators.size == 2 * spec.n_weights
+    for stage in range(spec.n_stages):
+        for new, old, size in zip(spec.table_offsets, old_offsets, spec.table_sizes):
+            a, b = stage * spec.stage_weights + new, stage * old_stage + old
+            assert np.array_equal(loaded.weights[a:a + size], before.weights[b:b + size])
+            assert np.array_equal(loaded.accumulators[2 * a:2 * (a + size)], before.accumulators[2 * b:2 * (b + size)])
+    assert np.array_equal(loaded.weights[spec.stage_markers:], before.weights[old_stage * spec.n_stages:])
+    gaps = np.ones(spec.n_weights, bool)
+    for stage in range(spec.n_stages):
+        for new, size in zip(spec.table_offsets, spec.table_sizes):
+            gaps[stage * spec.stage_weights + new:stage * spec.stage_weights + new + size] = False
+    gaps[spec.stage_markers:] = False
+    assert not loaded.weights[gaps].any()
+    save_model(tmp_path / "new.td2048", loaded)  # written as laid out now, and read back as it is
+    again, header = load_model(tmp_path / "new.td2048")
+    assert np.array_equal(again.weights, loaded.weights) and np.array_equal(again.accumulators, loaded.accumulators)
+    assert [t["offset"] for t in header["weights"]["tables"]] == spec.table_offsets
 
 
 def damaged(path, kind):

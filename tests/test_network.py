@@ -8,7 +8,7 @@ from naive import all_symmetries, from_grid, network_value, to_grid, tuple_index
 
 from td2048.errors import TD2048Error
 from td2048.games.bitboard import symmetric_boards
-from td2048.network import PRESETS, Network, NetworkSpec, parse_network, parse_size, tuple_runs
+from td2048.network import PRESETS, TABLE_STAGGER, Network, NetworkSpec, parse_network, parse_size, tuple_runs
 
 boards = st.integers(min_value=0, max_value=2**64 - 1)
 SMALL = "0123,4567,012,0145,37b,c8"  # small tables, unusual shapes (runs, gaps, descending)
@@ -23,7 +23,9 @@ def random_network(text, iso=None, seed=0):
 def test_presets():
     spec = parse_network("4x6")
     assert spec.tuples == ((0, 1, 2, 3, 4, 5), (4, 5, 6, 7, 8, 9), (0, 1, 2, 4, 5, 6), (4, 5, 6, 8, 9, 10))
-    assert spec.isomorphisms == 8 and spec.n_features == 32 and spec.nbytes == 4 * 4 * 16**6
+    assert spec.isomorphisms == 8 and spec.n_features == 32 and spec.table_sizes == [16**6] * 4
+    # 256 MiB of tables, each followed by a gap that keeps the tables' hot weights apart in the caches
+    assert spec.nbytes == 4 * 4 * (16**6 + TABLE_STAGGER) and spec.table_offsets[1] == 16**6 + TABLE_STAGGER
     eight = parse_network("8x4")
     assert eight.isomorphisms == 1 and eight.n_features == 8
     assert eight.tuples[4] == (0, 4, 8, 12)
@@ -80,9 +82,10 @@ def test_index_encoding_hand_worked():
     board = from_grid(grid)
     net = Network(NetworkSpec(((0, 1, 2, 3, 4, 5), (0, 1, 2, 4, 5, 6), (6, 1)), isomorphisms=1))
     idx = net.feature_indices(board)
+    table = 16**6 + TABLE_STAGGER  # a table and the gap after it (128 MiB of weights: staggered)
     assert idx[0] == 0x654321
-    assert idx[1] == 16**6 + 0x765321
-    assert idx[2] == 2 * 16**6 + 0x27  # cell 6 (code 7) first, then cell 1 (code 2)
+    assert idx[1] == table + 0x765321
+    assert idx[2] == 2 * table + 0x27  # cell 6 (code 7) first, then cell 1 (code 2)
 
 
 @settings(max_examples=200)

@@ -47,7 +47,7 @@ import numpy as np
 
 from td2048.errors import TD2048Error
 from td2048.io.atomic import atomic_open
-from td2048.network import Network, NetworkSpec, aligned_bytes, tuple_to_hex
+from td2048.network import Network, NetworkSpec, aligned_bytes, aligned_zeros, tuple_to_hex
 from td2048.version import __version__
 
 MAGIC = b"TD2048\x1a\n"
@@ -179,9 +179,13 @@ def load_model(path: str | os.PathLike, game: str | None = None, memory_limit: i
                            tuple(int(m) for m in net.get("stages", ())))
     except (KeyError, ValueError, TypeError, TD2048Error) as e:
         raise TD2048Error(f"{path}: damaged network definition ({e})") from None
-    if spec.n_weights != weights.size:
-        raise TD2048Error(f"{path}: network {spec.name} needs {spec.n_weights} weights, the file holds {weights.size}")
     accumulators = header.pop("_accumulators", None)
+    if spec.n_weights != weights.size:
+        if _unstaggered_count(spec) != weights.size:
+            raise TD2048Error(f"{path}: network {spec.name} needs {spec.n_weights} weights, the file holds "
+                              f"{weights.size}")
+        weights = _staggered(spec, weights, 1)  # a file of before the tables were staggered
+        accumulators = None if accumulators is None else _staggered(spec, accumulators, 2)
     limit = max(spec.nbytes * (3 if accumulators is not None else 1), memory_limit or 0)
     try:
         network = Network(spec, weights.astype(np.float32, copy=False), memory_limit=limit, game=header.get("game"),
@@ -189,6 +193,24 @@ def load_model(path: str | os.PathLike, game: str | None = None, memory_limit: i
     except TD2048Error as e:
         raise TD2048Error(f"{path}: {e}") from None
     return network, header
+
+
+def _unstaggered_count(spec: NetworkSpec) -> int:
+    return spec.layout(0)[1] * spec.n_stages + (spec.n_stages if spec.stages else 0)
+
+
+def _staggered(spec: NetworkSpec, flat: np.ndarray, per_weight: int) -> np.ndarray:
+    """Weights (``per_weight`` 1) or TC accumulators (2, interleaved) of tables back to back, as files held
+    them before TABLE_STAGGER, in the network's layout."""
+    old_offsets, old_stage = spec.layout(0)
+    out = aligned_zeros(per_weight * spec.n_weights)
+    for stage in range(spec.n_stages):
+        for new, old, size in zip(spec.table_offsets, old_offsets, spec.table_sizes, strict=True):
+            a, b, n = (per_weight * (stage * spec.stage_weights + new), per_weight * (stage * old_stage + old),
+                       per_weight * size)
+            out[a:a + n] = flat[b:b + n]
+    out[per_weight * spec.stage_markers:] = flat[per_weight * old_stage * spec.n_stages:]
+    return out
 
 
 def check_same_network(path, header: dict, spec: NetworkSpec) -> None:
