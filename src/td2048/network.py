@@ -60,12 +60,13 @@ HUGE_PAGE = 2 << 20
 # huge page, 2 MiB), and the weights that every table holds hot (those of early, mostly empty boards)
 # fight over the same cache sets. In networks of STAGGERED_BYTES or more, each table starts TABLE_STAGGER
 # weights after the one before ends: 272 KiB = 256 + 16 KiB puts 8 tables at 8 different places both
-# mod 128 KiB and mod 2 MiB. Measured on the trained 8x6 and 4x6 models (AMD EPYC, 2026-11-23, greedy
-# games, the same games): 8x6 +38% to +52% (1.56M moves/s against 1.03-1.18M), 4x6 +3% to +13%; a
-# stagger of 16 KiB gave 8x6 +27%, of 256 KiB +10% to +17%. Cachegrind (a simulated 32 MiB last-level
-# cache) counted 39.8 misses per 8x6 move before, against TDL2048+'s 16.8 on the same weights.
+# mod 128 KiB and mod 2 MiB. Measured on trained models (AMD EPYC, 2026-11-23, greedy games, the same
+# games): 8x6 +38% to +52% (1.56M moves/s against 1.03-1.18M), 4x6 +3% to +13%, 4x5 (16 MiB) +4%, 8x4
+# (2 MiB, cache-resident) no gain; on 8x6 a stagger of 16 KiB gave +27%, of 256 KiB +10% to +17%.
+# Cachegrind (a simulated 32 MiB last-level cache) counted 39.8 misses per 8x6 move before, against
+# TDL2048+'s 16.8 on the same weights.
 TABLE_STAGGER = 69_632
-STAGGERED_BYTES = 64 << 20
+STAGGERED_BYTES = 16 << 20
 
 
 def aligned_bytes(size: int, zeroed: bool = True) -> np.ndarray:
@@ -324,7 +325,8 @@ def tuple_runs(cells) -> list[tuple[int, int, int]]:
 
 
 class Network:
-    """A network spec with its weights (one flat float32 array, tables one after another)
+    """A network spec with its weights (one flat float32 array, tables one after another at the spec's
+    ``table_offsets``)
     and its compiled kernels (:func:`td2048.kernels.kernels_for`).
 
     ``method`` says what V values: ``afterstate`` or ``state`` (see :data:`METHODS`)."""
