@@ -173,7 +173,12 @@ class NetworkSpec:
 
     @property
     def n_weights(self) -> int:
-        return self.stage_markers + (self.n_stages if self.stages else 0)
+        return self.weight_count(self.stagger)
+
+    def weight_count(self, stagger: int) -> int:
+        """Weights in the flat array with ``stagger`` (see :meth:`layout`): the stages' tables, then a
+        multistage network's markers."""
+        return self.layout(stagger)[1] * self.n_stages + (self.n_stages if self.stages else 0)
 
     @property
     def nbytes(self) -> int:

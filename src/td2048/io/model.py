@@ -183,7 +183,7 @@ def load_model(path: str | os.PathLike, game: str | None = None, memory_limit: i
         raise TD2048Error(f"{path}: damaged network definition ({e})") from None
     accumulators = header.pop("_accumulators", None)
     if spec.n_weights != weights.size:
-        if _unstaggered_count(spec) != weights.size:
+        if spec.weight_count(0) != weights.size:
             raise TD2048Error(f"{path}: network {spec.name} needs {spec.n_weights} weights, the file holds "
                               f"{weights.size}")
         weights = _staggered(spec, weights, 1)  # a file of before the tables were staggered
@@ -195,10 +195,6 @@ def load_model(path: str | os.PathLike, game: str | None = None, memory_limit: i
     except TD2048Error as e:
         raise TD2048Error(f"{path}: {e}") from None
     return network, header
-
-
-def _unstaggered_count(spec: NetworkSpec) -> int:
-    return spec.layout(0)[1] * spec.n_stages + (spec.n_stages if spec.stages else 0)
 
 
 def _staggered(spec: NetworkSpec, flat: np.ndarray, per_weight: int) -> np.ndarray:
