@@ -10,7 +10,7 @@ from naive import move
 from test_wide_training import FIB_CLAMP, FIB_NETWORK
 
 from td2048.errors import TD2048Error
-from td2048.games.rules import tile_value
+from td2048.games.tiles import tile_value
 from td2048.io.replay_html import write_replay_html
 from td2048.judge import SLIDE, parse_records
 

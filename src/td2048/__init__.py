@@ -2,10 +2,12 @@
 
 Layers, calls going one way only::
 
-    cli/        parse options, print, one error boundary  (td2048.cli)
-    learn.py    training loop, block orchestration         (Python)
-    network.py  tuple specs, presets, index plans, values  (Python + kernels)
-    games/      bitboards, row tables, moves, new tiles    (kernels)
+    cli/         parse options, print, one error boundary  (td2048.cli)
+    settings.py  what a run or a player is asked to do     (Python: checked before any kernel loads)
+    learn.py     training loop, block orchestration        (Python)
+    play.py      choosing moves, playing without learning  (Python + kernels)
+    network.py   tuple specs, presets, index plans, values (Python + kernels)
+    games/       tiles, bitboards, row tables, moves       (kernels; tiles.py plain Python)
 
 The public API is this package's ``__all__``: load a model (:func:`load`), play it
 (:class:`Agent`, ``depth=`` for expectimax), train (:func:`train` with :class:`TrainSettings`),
@@ -16,25 +18,33 @@ Kernels are ``@njit`` functions that take arrays and scalars only; a whole block
 runs inside one compiled call.
 """
 
-from td2048.api import load, save
+import importlib
+
 from td2048.envs import register_when_imported
 from td2048.errors import TD2048Error
-from td2048.games.board import Board
-from td2048.learn import TrainSettings, train
-from td2048.network import Network, parse_network
-from td2048.play import Agent, Search, evaluate
-from td2048.stats import BlockStats
 from td2048.version import __version__
 
 register_when_imported()  # gymnasium.make("td2048/2048-v0"), gymnasium.make_vec("td2048/2584-v0", num_envs=N)
 
+# The public names load on first use (PEP 562): ``td2048 --help`` or a mistyped option then answers before
+# NumPy's and Numba's compiled modules are imported, in about a quarter of the time.
+_PUBLIC = {"load": "td2048.api", "save": "td2048.api", "Board": "td2048.games.board",
+           "TrainSettings": "td2048.learn", "train": "td2048.learn", "Network": "td2048.network",
+           "parse_network": "td2048.network", "Agent": "td2048.play", "Search": "td2048.play",
+           "evaluate": "td2048.play", "BlockStats": "td2048.stats", "TileGameEnv": "td2048.envs",
+           "TileGameVectorEnv": "td2048.envs"}
 
-def __getattr__(name):  # the environment classes import Gymnasium: only when asked for
-    if name in ("TileGameEnv", "TileGameVectorEnv"):
-        from td2048 import envs
 
-        return getattr(envs, name)
+def __getattr__(name):
+    if name in _PUBLIC:
+        value = getattr(importlib.import_module(_PUBLIC[name]), name)
+        globals()[name] = value  # once: later reads find it without this hook
+        return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_PUBLIC))
 
 
 __all__ = ["Agent", "Board", "BlockStats", "Network", "Search", "TD2048Error", "TileGameEnv", "TileGameVectorEnv",

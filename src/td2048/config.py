@@ -5,13 +5,13 @@ well under a second, ``boundscheck=False`` and no ``fastmath`` (TD updates must 
 bit-for-bit reproducible from a seed).
 """
 
-import numba
-
 NJIT_OPTIONS = {"cache": True, "nogil": True, "boundscheck": False, "fastmath": False, "error_model": "numpy"}
 
 
 def njit(*args, **overrides):
     """``numba.njit`` with the project's options; use as ``@njit`` or ``@njit(inline="always")``."""
+    import numba  # here, not at the top: the CLI reads the defaults below before it knows it needs a kernel
+
     options = {**NJIT_OPTIONS, **overrides}
     if args and callable(args[0]):
         return numba.njit(**options)(args[0])
@@ -28,3 +28,6 @@ DEFAULT_BLOCK = 1000
 DEFAULT_SNAPSHOT_EVERY = "5m"
 DEFAULT_CLAMP_2584 = 21  # the course's suggestion: 4x6 at 4 x 22**6 float32 (1.7 GiB)
 DEFAULT_MEMORY_LIMIT = 2 * 1024**3  # 2 GiB of weights, the course's limit
+DEFAULT_SHARD_SIZE = 50  # games per shard on Ray: at depth 2, seconds of work against Ray's milliseconds per task
+REPLAY_MAX_GAMES = 100  # games on a replay page unless asked (about 25 bytes per move)
+JUDGE_SIGNIFICANCE = 0.001  # the judge's tests of the environment (td2048.judge holds the quantiles for it)

@@ -40,13 +40,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from td2048.config import DEFAULT_MEMORY_LIMIT
+from td2048.config import DEFAULT_MEMORY_LIMIT, DEFAULT_SHARD_SIZE
 from td2048.errors import TD2048Error
 from td2048.network import Network, NetworkSpec
 from td2048.play import Agent, Search
 from td2048.stats import BlockStats
 
-DEFAULT_SHARD_SIZE = 50  # games per shard on Ray: at depth 2, seconds of work against Ray's milliseconds per task
 SHARD_RETRIES = 3  # times Ray runs a shard again after its worker died
 RAY_MISSING = "--ray needs Ray, which is not installed: pip install 'td2048[ray]'"
 # environment variables that follow the driver to the workers (kernel caches; test-only fault injection)
@@ -352,7 +351,7 @@ def _setting_name(option: str) -> tuple[str, object]:
     TrainSettings field and a function from the option's value to the field's."""
     from dataclasses import fields
 
-    from td2048.learn import TrainSettings
+    from td2048.settings import TrainSettings
 
     name = option.replace("-", "_")
     if name in _NOT_SWEPT:
@@ -434,7 +433,7 @@ def load_sweep(path: str | os.PathLike) -> SweepPlan:
 
 def trial_settings(plan: SweepPlan, chosen: dict):
     """The TrainSettings of a trial: the fixed options and the trial's chosen values."""
-    from td2048.learn import TrainSettings
+    from td2048.settings import TrainSettings
 
     values = {}
     chosen = dict(chosen)

@@ -27,11 +27,10 @@ import numpy as np
 from td2048.config import njit
 from td2048.errors import TD2048Error
 from td2048.games.bitboard import U64
-from td2048.games.rules import WIN_TILE, tile_value
+from td2048.games.tiles import WIN_TILE, tile_value
 from td2048.games.wide import wide_code, wide_max_code, wide_move, wide_row_table
 from td2048.stats import percent
 
-SIGNIFICANCE = 0.001
 _Z_TWO_SIDED = 3.2905  # standard normal quantile for two-sided 0.001
 _Z_ONE_SIDED = 3.0902  # for the upper tail of chi-square at 0.001 (Wilson-Hilferty)
 MIN_PLACEMENTS_FOR_TESTS = 2000

@@ -20,6 +20,7 @@ for each network.
 
 from __future__ import annotations
 
+import functools
 import mmap
 import re
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ import numpy as np
 
 from td2048.config import DEFAULT_MEMORY_LIMIT
 from td2048.errors import TD2048Error
-from td2048.games.bitboard import U64
+from td2048.games.tiles import GAMES, tile_code, tile_value
 
 MAX_TUPLE_CELLS = 8
 CELL_VALUES = 16  # 4-bit cells: 16 codes
@@ -209,16 +210,12 @@ class NetworkSpec:
 
 def stage_text(mask: int, game: str = "2048") -> str:
     """A stage threshold as tiles: ``16384`` or ``16384+8192``."""
-    from td2048.games.rules import tile_value
-
     return "+".join(str(tile_value(game, c)) for c in range(31, 0, -1) if mask >> c & 1)
 
 
 def parse_stages(text: str | None, game: str = "2048") -> tuple[int, ...]:
     """``--stages`` text -> threshold masks: ``16384`` (2 stages: boards without and with a tile >= 16384),
     ``8192,16384`` (3 stages), ``16384+8192`` (a threshold of two tiles: TDL2048+'s 24576). Empty: one stage."""
-    from td2048.games.rules import tile_code
-
     if text is None or not str(text).strip():
         return ()
     masks = []
@@ -339,8 +336,6 @@ class Network:
     def __init__(self, spec: NetworkSpec, weights: np.ndarray | None = None,
                  memory_limit: int = DEFAULT_MEMORY_LIMIT, game: str = "2048", cell_bits: int | None = None,
                  method: str = "afterstate", accumulators: np.ndarray | None = None):
-        from td2048.games.rules import GAMES
-
         if game not in GAMES:
             raise TD2048Error(f"unknown game {game!r} (known: {', '.join(GAMES)})")
         if method not in METHODS:
@@ -367,7 +362,12 @@ class Network:
         # temporal coherence (--tc): per weight its accumulated error and accumulated absolute
         # error, interleaved (see td2048.kernels.codegen); None until a TC phase begins
         self.accumulators = accumulators
-        self.kernels = self.kernels_for(wide=self.wide)
+
+    @functools.cached_property
+    def kernels(self):
+        """The compiled kernels of this network's cells, loaded (or compiled) when first needed: a model
+        file can be read and checked without them."""
+        return self.kernels_for(wide=self.wide)
 
     def start_accumulators(self) -> np.ndarray:
         """TC's accumulators, made fresh if there are none: both start at the smallest normal float32,
@@ -417,7 +417,7 @@ class Network:
         w[self.spec.stage_markers:] = 0.0
 
     def _board(self, board):
-        return (U64(board[0]), U64(board[1])) if self.wide else U64(board)
+        return (np.uint64(board[0]), np.uint64(board[1])) if self.wide else np.uint64(board)
 
     def tables(self) -> list[np.ndarray]:
         """Views of the weight tables, one per tuple (index as in the module docstring); a multistage

@@ -3,7 +3,7 @@ original 2048's, by level, so that the win tile is gold in both games."""
 
 from __future__ import annotations
 
-from td2048.games.rules import WIN_TILE, tile_code
+from td2048.games.tiles import WIN_TILE, tile_code
 
 # background by level: 0 empty, 1 the smallest tile ... 11 the win tile, then darker beyond
 LEVELS = ["#cdc1b4", "#eee4da", "#ede0c8", "#f2b179", "#f59563", "#f67c5f", "#f65e3b", "#edcf72", "#edcc61",

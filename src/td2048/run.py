@@ -30,8 +30,9 @@ import numpy as np
 from td2048.errors import TD2048Error
 from td2048.io.atomic import ensure_writable_dir, write_text_atomic
 from td2048.io.model import check_same_network, load_model, save_model
-from td2048.learn import Learner, TrainSettings, snapshot_interval, train_blocks
+from td2048.learn import Learner, train_blocks
 from td2048.network import Network
+from td2048.settings import TrainSettings, snapshot_interval
 from td2048.stats import BlockStats
 from td2048.version import __version__
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from td2048.games.rules import tile_value
+from td2048.games.tiles import tile_value
 
 
 def reach_rate(reach: dict[str, float], tile: int) -> float:

@@ -8,7 +8,7 @@ import json
 from td2048.cli.options import add_search_arguments
 from td2048.errors import TD2048Error
 from td2048.io.model import load_model
-from td2048.play import Agent, parse_board, parse_search
+from td2048.settings import parse_search
 
 HELP = "the value of every move of one position (expectimax to --depth)"
 DESCRIPTION = """\
@@ -37,6 +37,8 @@ def format_grid(tiles: list[int]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from td2048.play import Agent, parse_board
+
     network, _ = load_model(args.model)
     search = parse_search(args.depth, args.tt_size if args.tt_size is not None else 0, args.limit, args.downgrade,
                           network.game)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 
-from td2048.bench import benchmark
 from td2048.cli.options import (
     add_game_argument,
     add_network_arguments,
@@ -42,6 +41,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from td2048.bench import benchmark
+
     result = benchmark(args.network, args.seconds, isomorphisms=args.isomorphisms, seed=args.seed,
                        update=args.update, memory_limit=args.memory_limit,
                        weights=args.weights, threads=args.threads, game=args.game, clamp=args.clamp,

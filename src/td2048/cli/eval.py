@@ -8,12 +8,11 @@ import sys
 
 from td2048.cli.options import add_search_arguments, nonnegative_int_arg, positive_int_arg
 from td2048.cli.progress import format_duration
-from td2048.distributed import DEFAULT_SHARD_SIZE, play_on_ray, play_sharded
+from td2048.config import DEFAULT_SHARD_SIZE
 from td2048.errors import TD2048Error
 from td2048.io.atomic import atomic_open
 from td2048.io.model import load_model
-from td2048.io.records import parse_names, record_games
-from td2048.play import Agent, parse_search, search_settings_json
+from td2048.settings import parse_search, search_settings_json
 
 HELP = "evaluate a model: play games without learning (greedy, or expectimax with --depth)"
 DESCRIPTION = f"""\
@@ -56,6 +55,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     network, header = load_model(args.model, game=args.game)
     search = parse_search(args.depth, args.tt_size, args.limit, args.downgrade, network.game)
+    from td2048.io.records import parse_names, record_games  # the options are good: now the compiled code
+    from td2048.play import Agent
+
     show = sys.stderr.isatty() and not args.json
 
     def on_progress(done):
@@ -101,6 +103,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _play_sharded(args, network, search, on_progress):
+    from td2048.distributed import play_on_ray, play_sharded
+    from td2048.io.records import parse_names
+
     names = parse_names(args.names) if args.record is not None else None
     common = {"seed": args.seed, "names": names, "on_progress": on_progress, "memory_limit": args.memory_limit}
     if args.ray is None:

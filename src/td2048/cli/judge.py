@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from td2048.judge import SIGNIFICANCE, judge_file
+from td2048.config import JUDGE_SIGNIFICANCE as SIGNIFICANCE
 
 HELP = "check a file of episode records (replay, rules, environment statistics)"
 DESCRIPTION = f"""\
@@ -27,6 +27,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from td2048.judge import judge_file
+
     verdict = judge_file(args.file, args.game)
     if verdict.ok:
         print(verdict.message, end="")

@@ -7,6 +7,7 @@ import argparse
 from td2048.config import DEFAULT_NETWORK
 from td2048.errors import TD2048Error
 from td2048.network import PRESETS, parse_network, parse_size
+from td2048.settings import DEFAULT_TT_SIZE, MAX_DEPTH
 
 NETWORK_HELP = (f"preset ({', '.join(PRESETS)}) or hex tuples separated by commas, "
                 "e.g. 012345,456789 (cells 0..f, row-major, 0 top-left)")
@@ -88,8 +89,6 @@ def add_game_argument(parser: argparse.ArgumentParser, default: str | None = "20
 
 def add_search_arguments(parser: argparse.ArgumentParser) -> None:
     """--depth, --tt-size, --limit, --downgrade: how moves are chosen (see td2048.play)."""
-    from td2048.play import DEFAULT_TT_SIZE, MAX_DEPTH
-
     parser.add_argument("--depth", type=positive_int_arg, default=1, metavar="N",
                         help="expectimax depth in moves, TDL2048+'s plies: 1 = greedy r + V(afterstate); N > 1 "
                              "takes, for each move, r + the expectation over every new tile of the best value at "

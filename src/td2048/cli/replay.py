@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from td2048.cli.options import positive_int_arg
-from td2048.io.replay_html import MAX_GAMES, write_replay_html
+from td2048.config import REPLAY_MAX_GAMES as MAX_GAMES
 
 HELP = "replay recorded games as an HTML page"
 DESCRIPTION = f"""\
@@ -33,6 +33,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from td2048.io.replay_html import write_replay_html
+
     s = write_replay_html(args.records, args.html, args.game, args.show, args.max_games)
     print(f"{args.html}: {s.embedded} of {s.games} games of {s.game}{' (detected)' if s.detected else ''}, "
           f"{s.moves:,} moves, {s.size / 1024:,.0f} KiB")

@@ -6,7 +6,6 @@ import argparse
 import shlex
 from pathlib import Path
 
-from td2048.distributed import load_sweep, run_sweep
 from td2048.errors import TD2048Error
 
 HELP = "search training settings: a grid and/or random sweep of td2048 train runs on Ray Tune"
@@ -43,6 +42,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from td2048.distributed import load_sweep, run_sweep
+
     plan = load_sweep(args.sweep)
     out = args.out or Path("sweeps") / args.sweep.stem
     trials = run_sweep(plan, out, args.ray)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from td2048.cli.analyze import format_grid
 from td2048.games.bitboard import grid_from_board
 from td2048.games.game2048 import MOVE_NAMES
-from td2048.games.rules import tile_value
+from td2048.games.tiles import tile_value
 from td2048.games.wide import wide_to_codes
 from td2048.palette import BOARD, tile_colours
 

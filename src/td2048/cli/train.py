@@ -21,11 +21,10 @@ from td2048.cli.options import (
 from td2048.cli.progress import Progress
 from td2048.config import DEFAULT_ALPHA, DEFAULT_BLOCK, DEFAULT_EPISODES, DEFAULT_SNAPSHOT_EVERY
 from td2048.errors import TD2048Error
-from td2048.games.rules import WIN_TILE
+from td2048.games.tiles import WIN_TILE
 from td2048.io.model import read_model
-from td2048.learn import DEFAULT_MERGE_SECONDS, TrainSettings
 from td2048.network import METHODS
-from td2048.run import TrainingRun
+from td2048.settings import DEFAULT_MERGE_SECONDS, TrainSettings
 from td2048.version import __version__
 
 HELP = "train an n-tuple network by TD learning (afterstate or state values)"
@@ -168,25 +167,33 @@ class _StopRequest:
         sys.stderr.write("\ntd2048 train: stopping after this block (Ctrl-C again to abort at once)\n")
 
 
+def _new_settings(given: dict) -> TrainSettings:
+    """The settings of a new run, checked."""
+    if "init" in given:  # train the game, and the kind of values, the model was made for
+        header = read_model(given["init"])[0]
+        given.setdefault("game", header.get("game", "2048"))
+        given.setdefault("method", header.get("method", "afterstate"))
+    settings = TrainSettings(**given)
+    if settings.init is not None and "network" not in given:
+        settings.network = None  # taken from the model
+    settings.validate()
+    return settings
+
+
 def run(args: argparse.Namespace) -> int:
     given = {k: getattr(args, k) for k in _SETTING_OPTIONS if getattr(args, k) is not None}
     if args.tc:
         if args.tc_from is not None:
             raise TD2048Error("--tc is TC from the first episode; --tc-from starts it later: give one of them")
         given["tc_from"] = "0"
-    if args.resume is not None:
-        if args.out is not None and args.out.resolve() != args.resume.resolve():
-            raise TD2048Error("--out and --resume name different directories")
+    if args.resume is not None and args.out is not None and args.out.resolve() != args.resume.resolve():
+        raise TD2048Error("--out and --resume name different directories")
+    settings = None if args.resume is not None else _new_settings(given)
+    from td2048.run import TrainingRun  # the options are good: now the compiled code
+
+    if settings is None:
         training = TrainingRun.resume(args.resume, given)
     else:
-        if "init" in given:  # train the game, and the kind of values, the model was made for
-            header = read_model(given["init"])[0]
-            given.setdefault("game", header.get("game", "2048"))
-            given.setdefault("method", header.get("method", "afterstate"))
-        settings = TrainSettings(**given)
-        if settings.init is not None and "network" not in given:
-            settings.network = None  # taken from the model
-        settings.validate()
         name = settings.spec().name if settings.network else "init"
         name = f"{settings.game}-{name}" if settings.game != "2048" else name
         out = args.out or Path("runs") / f"{name.replace('/', '-')}-{dt.datetime.now():%Y%m%d-%H%M%S}"

@@ -6,14 +6,18 @@ import argparse
 import secrets
 import sys
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from td2048.cli.options import add_search_arguments, nonnegative_float_arg, nonnegative_int_arg
-from td2048.cli.terminal import Keys, board_codes, board_text, move_header, move_line, view
-from td2048.games.rules import tile_value
+from td2048.games.tiles import tile_value
 from td2048.io.model import load_model
-from td2048.play import Agent, parse_search
+from td2048.settings import parse_search
+
+if TYPE_CHECKING:
+    from td2048.cli.terminal import Keys
+    from td2048.play import Agent
 
 HELP = "watch a model play one game in the terminal, with every move's value"
 DESCRIPTION = """\
@@ -59,6 +63,8 @@ class Game:
         self.moves += 1
 
     def screen(self, title: str, state: str):
+        from td2048.cli.terminal import view
+
         return view(title, self.board, self.game, self.score, self.moves, self.direction, self.reward, self.values,
                     state)
 
@@ -66,6 +72,9 @@ class Game:
 def run(args: argparse.Namespace) -> int:
     network, _ = load_model(args.model)
     search = parse_search(args.depth, args.tt_size, args.limit, args.downgrade, network.game)
+    from td2048.cli.terminal import Keys, board_codes, board_text  # the options are good: now the compiled code
+    from td2048.play import Agent
+
     seed = secrets.randbelow(2**31) if args.seed is None else args.seed
     game = Game(Agent(network, search, seed, memory_limit=args.memory_limit))
     title = f"{args.model}: {network.spec.name} ({network.game}), {search.describe()}, seed {seed}"
@@ -84,6 +93,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _plain(game: Game, keys: Keys, title: str) -> str:
+    from td2048.cli.terminal import move_header, move_line
+
     print(f"# {title}")
     print(move_header())
     while keys.read(0) != "q":

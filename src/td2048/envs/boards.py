@@ -10,7 +10,7 @@ import numpy as np
 
 from td2048.errors import TD2048Error
 from td2048.games.game2048 import row_table
-from td2048.games.rules import tile_value
+from td2048.games.tiles import tile_value
 from td2048.games.wide import wide_row_table
 from td2048.kernels import env as kernels
 from td2048.rng import make_rng_state

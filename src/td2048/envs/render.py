@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from td2048.games.rules import tile_value
+from td2048.games.tiles import tile_value
 from td2048.palette import BOARD, tile_colours
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from td2048.errors import TD2048Error
 from td2048.games.bitboard import board_from_grid, grid_from_board
 from td2048.games.game2048 import MOVE_NAMES
-from td2048.games.rules import tile_value
+from td2048.games.tiles import tile_value
 from td2048.games.wide import py_wide_move, wide_from_codes, wide_to_codes
 
 MAX_CODE = 31  # 5-bit cells: 2048 to 2**31, 2584 to F(32)

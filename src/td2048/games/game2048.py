@@ -21,7 +21,8 @@ import numpy as np
 
 from td2048.config import njit
 from td2048.games.bitboard import ROW_MASK, U64, count_empty, empty_mask, transpose
-from td2048.games.rules import GAME_2048, build_row_table
+from td2048.games.rules import build_row_table
+from td2048.games.tiles import GAME_2048
 from td2048.rng import below, uniform
 
 UP, RIGHT, DOWN, LEFT = 0, 1, 2, 3

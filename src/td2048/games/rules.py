@@ -15,37 +15,7 @@ Codes of ``max_code`` never merge: their result would not fit in the cell.
 import numpy as np
 
 from td2048.config import njit
-
-GAME_2048, GAME_2584 = 0, 1
-GAMES = {"2048": GAME_2048, "2584": GAME_2584}
-WIN_TILE = {"2048": 2048, "2584": 2584}
-
-
-def fibonacci_values(n: int = 40) -> np.ndarray:
-    """Tile value of each 2584 code: 0, 1, 2, 3, 5, 8, ... (code i: F(i+1))."""
-    values = np.zeros(n, np.int64)
-    a, b = 1, 2
-    for i in range(1, n):
-        values[i] = a
-        a, b = b, a + b
-    return values
-
-
-FIBONACCI = fibonacci_values()
-
-
-def tile_value(game: str, code: int) -> int:
-    if code == 0:
-        return 0
-    return int(FIBONACCI[code]) if game == "2584" else 1 << int(code)
-
-
-def tile_code(game: str, tile: int) -> int | None:
-    """The code of a tile value in a game (``tile_code("2048", 16384) == 14``); None if it is no tile."""
-    for code in range(1, 32):
-        if tile_value(game, code) == tile:
-            return code
-    return None
+from td2048.games.tiles import GAME_2048
 
 
 @njit(inline="always")
@@ -112,3 +82,4 @@ def build_row_table(row_bits, max_code, rule):
         table[2, row] = left_reward
         table[3, row] = right_reward
     return table
+

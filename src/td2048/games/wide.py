@@ -22,7 +22,8 @@ import numpy as np
 
 from td2048.config import njit
 from td2048.games.bitboard import NIBBLE, U64, empty_mask, flip, mirror, transpose
-from td2048.games.rules import GAMES, build_row_table
+from td2048.games.rules import build_row_table
+from td2048.games.tiles import GAMES
 from td2048.rng import below, uniform
 
 MAX_WIDE_CODE = 31

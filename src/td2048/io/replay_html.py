@@ -21,14 +21,14 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from td2048.config import REPLAY_MAX_GAMES as MAX_GAMES
 from td2048.errors import TD2048Error
-from td2048.games.rules import GAMES, WIN_TILE, tile_code, tile_value
+from td2048.games.tiles import GAMES, WIN_TILE, tile_code, tile_value
 from td2048.games.wide import MAX_WIDE_CODE, py_wide_move, wide_to_codes
 from td2048.io.atomic import atomic_open
 from td2048.judge import SLIDE, ParsedFile, RecordFormatError, check_rules, parse_records
 from td2048.palette import LEVELS, level
 
-MAX_GAMES = 100
 _DIGITS = "0123456789abcdefghijklmnopqrstuv"  # code -> one base-32 digit, read back by parseInt(c, 32)
 
 

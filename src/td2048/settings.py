@@ -1,0 +1,307 @@
+"""What a training run and a player are asked to do, checked before anything is allocated or compiled.
+
+:class:`TrainSettings` (with the schedules of alpha, exploration and snapshots) describes a run;
+:class:`Search` describes how moves are chosen. This module is plain Python and NumPy: the CLI checks
+its options here without loading Numba, so a mistyped option gets its one-line error in a tenth of a
+second. What runs the settings is elsewhere: :mod:`td2048.learn` trains, :mod:`td2048.play` plays.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from td2048.config import (
+    DEFAULT_ALPHA,
+    DEFAULT_BLOCK,
+    DEFAULT_CLAMP_2584,
+    DEFAULT_EPISODES,
+    DEFAULT_MEMORY_LIMIT,
+    DEFAULT_NETWORK,
+    DEFAULT_SNAPSHOT_EVERY,
+    DEFAULT_TC_ALPHA,
+)
+from td2048.errors import TD2048Error
+from td2048.games.tiles import GAMES, WIN_TILE, tile_code
+from td2048.network import METHODS, Network, format_bytes, parse_network, parse_size, parse_stages
+
+UPDATE_MODES = ("backward", "forward")
+# multi-thread training: the copies are merged every DEFAULT_MERGE_SECONDS of training (measured
+# on 4x6, 100k episodes, 2 threads: see td2048.kernels.merge)
+DEFAULT_MERGE_SECONDS = 0.25
+MAX_DEPTH = 8  # a depth-8 search of one open board already takes minutes
+DEFAULT_TT_SIZE = "64MiB"  # per thread: 2M entries, more than a depth-4 game's searches fill
+TT_ENTRY_BYTES = 32  # key (2 words), depth, value: two entries to a cache line
+
+
+@dataclass
+class TrainSettings:
+    """Everything that defines a training run (saved first in the run directory)."""
+
+    network: str = DEFAULT_NETWORK  # preset name or hex tuples, e.g. "012345,456789"
+    isomorphisms: int | None = None  # 1, 4 or 8; None: the preset's default (8 for custom tuples)
+    game: str = "2048"  # "2048" or "2584" (Fibonacci)
+    clamp: int | None = None  # K: feature codes min(code, K); None: 16**n tables (2048), K = 21 (2584)
+    cells: int | None = None  # bits per cell: 2048 plays on 4 (up to 32768, fastest) or 5; 2584 on 5
+    episodes: int = DEFAULT_EPISODES  # episodes to train in all (a resumed run counts those done)
+    alpha: float = DEFAULT_ALPHA  # learning rate, split over tuples x isomorphisms
+    update: str = "backward"  # "backward": after each episode, last move first; "forward": online
+    seed: int | None = None  # None: drawn at start and recorded
+    block: int = DEFAULT_BLOCK  # episodes per statistics block (one compiled call)
+    threads: int = 1  # episodes played at once on shared weights; only 1 is reproducible
+    snapshot_every: int | str = DEFAULT_SNAPSHOT_EVERY  # episodes (10000) or training time ("5m", "30s", "1h")
+    memory_limit: int = DEFAULT_MEMORY_LIMIT  # bytes of weights allowed
+    init: str | None = None  # model file to start from instead of zero weights
+    lam: float = 0.0  # lambda of the lambda-returns (backward updates): 0 is TD(0), 1 Monte Carlo
+    nstep: int = 0  # n of n-step returns instead (backward updates); 0: use lambda
+    alpha_schedule: str = "const"  # const | step:A@E,A@E,... | invsqrt:T (alpha / sqrt(1 + episodes / T))
+    explore: str = "none"  # epsilon-greedy schedule: none | const:E | linear:E0:E1:N | exp:E0:R:N
+    method: str = "afterstate"  # what V values: "afterstate" (after the move) or "state" (after the new tile)
+    merge_every: float = DEFAULT_MERGE_SECONDS  # threads: seconds of training between merges of their copies
+    optimistic: float = 0.0  # OTD: every board starts at this value (each weight at it / features); 0: zeros
+    stages: str | None = None  # multistage: thresholds as tiles, "16384" or "8192,16384" or "16384+8192"
+    promote: bool = True  # multistage: a stage entered for the first time starts from the previous one's weights
+    tc_from: str | None = None  # temporal coherence from this episode on ("0", "900000", "90%"); None: never
+    tc_alpha: float = DEFAULT_TC_ALPHA  # TC's meta rate (split over the features as alpha is)
+    restarts: float = 0.0  # share of episodes started from boards kept from earlier games
+    restart_tile: int | None = None  # a game's first board with this tile is kept; None: see restart_code()
+
+    def validate(self) -> None:
+        if self.episodes < 1:
+            raise TD2048Error(f"--episodes must be at least 1, not {self.episodes}")
+        if self.block < 1:
+            raise TD2048Error(f"--block must be at least 1, not {self.block}")
+        if self.threads < 1:
+            raise TD2048Error(f"--threads must be at least 1, not {self.threads}")
+        snapshot_interval(self.snapshot_every)  # raises on a bad interval
+        if not (isinstance(self.lam, (int, float)) and 0.0 <= self.lam <= 1.0):
+            raise TD2048Error(f"--lambda must be in [0, 1], not {self.lam}")
+        if self.nstep < 0:
+            raise TD2048Error(f"--nstep must be at least 1, not {self.nstep}")
+        if self.lam > 0 and self.nstep > 0:
+            raise TD2048Error("--lambda and --nstep are two kinds of return: give one of them")
+        if (self.lam > 0 or self.nstep > 1) and self.update != "backward":
+            raise TD2048Error("--lambda and --nstep need --update backward (returns are computed at the episode's end)")
+        alpha_at(self.alpha_schedule, self.alpha, 0)  # raises on a bad schedule
+        exploration(self.explore)
+        if not (math.isfinite(self.alpha) and self.alpha > 0):
+            raise TD2048Error(f"--alpha must be a positive number, not {self.alpha}")
+        if self.update not in UPDATE_MODES:
+            raise TD2048Error(f"--update must be one of {', '.join(UPDATE_MODES)}, not {self.update!r}")
+        if self.seed is not None and self.seed < 0:
+            raise TD2048Error(f"--seed must be >= 0, not {self.seed}")
+        if not (isinstance(self.merge_every, (int, float)) and math.isfinite(self.merge_every)
+                and self.merge_every > 0):
+            raise TD2048Error(f"--merge-every must be a positive number of seconds, not {self.merge_every}")
+        if self.method not in METHODS:
+            raise TD2048Error(f"--method must be one of {', '.join(METHODS)}, not {self.method!r}")
+        if self.game not in GAMES:
+            raise TD2048Error(f"--game must be one of {', '.join(GAMES)}, not {self.game!r}")
+        if self.clamp is None and self.game == "2584":
+            self.clamp = DEFAULT_CLAMP_2584
+        if not (isinstance(self.optimistic, (int, float)) and math.isfinite(self.optimistic) and self.optimistic >= 0):
+            raise TD2048Error(f"--optimistic must be a value >= 0 (the score a board is first thought worth), "
+                              f"not {self.optimistic}")
+        if self.optimistic > 0 and self.init is not None:
+            raise TD2048Error("--optimistic sets the starting weights; with --init the model's weights are the start")
+        parse_stages(self.stages, self.game)  # raises on bad thresholds
+        self.tc_start()  # raises on a bad --tc-from
+        if not (isinstance(self.tc_alpha, (int, float)) and math.isfinite(self.tc_alpha) and self.tc_alpha > 0):
+            raise TD2048Error(f"--tc-alpha must be a positive number, not {self.tc_alpha}")
+        if not (isinstance(self.restarts, (int, float)) and 0.0 <= self.restarts < 1.0):
+            raise TD2048Error(f"--restarts must be a share of episodes in [0, 1), not {self.restarts}")
+        self.restart_code()  # raises on a bad --restart-tile
+        if self.tc_from is not None and self.network is not None and 3 * self.spec().nbytes > self.memory_limit:
+            raise TD2048Error(f"--tc needs {format_bytes(3 * self.spec().nbytes)} for the weights and their "
+                              f"accumulators, over the memory limit of {format_bytes(self.memory_limit)} "
+                              "(raise it with --memory-limit)")
+
+    def spec(self):
+        """The network these settings describe."""
+        return parse_network(self.network, self.isomorphisms, self.clamp, parse_stages(self.stages, self.game))
+
+    def new_network(self) -> Network:
+        """A network to train from scratch: zero weights, or every board at --optimistic."""
+        network = Network(self.spec(), memory_limit=self.memory_limit, game=self.game, cell_bits=self.cells,
+                          method=self.method)
+        if self.optimistic > 0:
+            network.fill_optimistic(self.optimistic)
+        return network
+
+    def tc_start(self) -> int | None:
+        """The first episode of the TC phase (None: no TC): --tc-from as an episode or a share of --episodes."""
+        if self.tc_from is None:
+            return None
+        text = str(self.tc_from).strip()
+        try:
+            if text.endswith("%"):
+                share = float(text[:-1])
+                if 0 <= share <= 100:
+                    return round(self.episodes * share / 100)
+            elif int(text) >= 0:
+                return int(text)
+        except ValueError:
+            pass
+        raise TD2048Error(f"--tc-from must be an episode (900000) or a share of --episodes (90%), not {self.tc_from!r}")
+
+    def restart_code(self) -> int:
+        """Code of the tile whose first board each game keeps for restarts: --restart-tile, else the
+        largest tile of the first stage threshold, else the game's winning tile."""
+        if self.restart_tile is None:
+            stages = parse_stages(self.stages, self.game)
+            return stages[0].bit_length() - 1 if stages else tile_code(self.game, WIN_TILE[self.game])
+        code = tile_code(self.game, self.restart_tile)
+        if code is None:
+            raise TD2048Error(f"--restart-tile must be a tile of {self.game}, not {self.restart_tile}")
+        return code
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def exploration(schedule: str) -> tuple[float, float, float, float]:
+    """Exploration schedule -> (kind, three numbers) for the kernels; epsilon of episode n is
+
+    ``none``: 0; ``const:E``: E; ``linear:E0:E1:N``: from E0 to E1 over N episodes, then E1;
+    ``exp:E0:R:N``: E0 * exp(-R n) for the first N episodes, then 0 (``exp:1:0.0005:5000``).
+    """
+    text = schedule.strip().lower()
+    kinds = {"none": (0, 0), "const": (1, 1), "linear": (2, 3), "exp": (3, 3)}
+    name, *numbers = text.split(":")
+    try:
+        kind, count = kinds[name]
+        values = [float(x) for x in numbers]
+        if len(values) == count and all(math.isfinite(v) for v in values):
+            e0 = values[0] if values else 0.0
+            ok = 0.0 <= e0 <= 1.0
+            if kind == 2:
+                ok = ok and 0.0 <= values[1] <= 1.0 and values[2] > 0
+            if kind == 3:
+                ok = ok and values[1] >= 0 and values[2] > 0
+            if ok:
+                return (float(kind), *(values + [0.0] * (3 - len(values))))
+    except (KeyError, ValueError):
+        pass
+    raise TD2048Error(f"bad --explore {schedule!r} (const:0.01, linear:0.1:0:50000 or exp:1:0.0005:5000; "
+                      "epsilons in [0, 1])")
+
+
+def alpha_at(schedule: str, alpha: float, episode: int) -> float:
+    """The learning rate at ``episode`` (the first of a block) under a schedule.
+
+    ``const``: alpha. ``step:0.1@0,0.05@500000``: 0.1 from episode 0, 0.05 from 500,000 (the base
+    --alpha before the first step). ``invsqrt:T``: alpha / sqrt(1 + episode / T).
+    """
+    text = schedule.strip().lower()
+    try:
+        if text == "const":
+            return alpha
+        kind, _, spec = text.partition(":")
+        if kind == "invsqrt":
+            horizon = float(spec)
+            if horizon > 0 and math.isfinite(horizon):
+                return alpha / math.sqrt(1.0 + episode / horizon)
+        elif kind == "step":
+            steps = sorted((int(at), float(value)) for value, at in (part.split("@") for part in spec.split(",")))
+            if steps and all(v > 0 and math.isfinite(v) and at >= 0 for at, v in steps):
+                current = alpha
+                for at, value in steps:
+                    if episode >= at:
+                        current = value
+                return current
+    except ValueError:
+        pass
+    raise TD2048Error(f"bad --alpha-schedule {schedule!r} (const, step:0.1@0,0.05@500000 or invsqrt:100000)")
+
+
+def snapshot_interval(every: int | str) -> tuple[int | None, float | None]:
+    """(episodes, seconds) between snapshots from ``10000`` (episodes) or ``5m`` / ``30s`` / ``2h`` (time)."""
+    text = str(every).strip().lower()
+    units = {"s": 1, "m": 60, "h": 3600}
+    try:
+        if text[-1:] in units:
+            seconds = float(text[:-1]) * units[text[-1]]
+            if seconds > 0 and math.isfinite(seconds):
+                return None, seconds
+        elif int(text) >= 1:
+            return int(text), None
+    except ValueError:
+        pass
+    raise TD2048Error(f"--snapshot-every must be a number of episodes (10000) or a time (30s, 5m, 1h), not {every!r}")
+
+
+def parse_limits(text: str | None) -> np.ndarray | None:
+    """``--limit 9,9,9,9,5,4,3,3,2`` -> int64[17]: the deepest search of an afterstate with 0, 1, 2, ...
+    empty cells (TDL2048+'s ``limit=``); the last number holds for every count after it. None: no limit."""
+    if text is None:
+        return None
+    try:  # TDL2048+ writes them as plies, "5p": the same numbers
+        numbers = [int(part.removesuffix("p")) for part in text.replace(" ", ",").split(",") if part]
+    except ValueError:
+        numbers = []
+    if not numbers or len(numbers) > 17 or any(n < 1 or n > MAX_DEPTH for n in numbers):
+        raise TD2048Error(f"bad --limit {text!r}: 1 to 17 depths from 1 to {MAX_DEPTH}, comma-separated, for "
+                          "afterstates with 0, 1, 2, ... empty cells (the last one holds for the rest)")
+    return np.array(numbers + [numbers[-1]] * (17 - len(numbers)), np.int64)
+
+
+@dataclass(frozen=True)
+class Search:
+    """How moves are chosen: depth, transposition table, depth limits, tile downgrading.
+
+    ``tt_size``: bytes of transposition table per thread (0: none; used at depth > 1 only).
+    ``limits``: see :func:`parse_limits`. ``downgrade``: a tile value (2048 only): boards
+    holding a tile at or above it are searched downgraded (0: never)."""
+
+    depth: int = 1
+    tt_size: int = 0
+    limits: str | None = None
+    downgrade: int = 0
+
+    def validate(self, game: str = "2048") -> None:
+        if not isinstance(self.depth, int) or not 1 <= self.depth <= MAX_DEPTH:
+            raise TD2048Error(f"--depth must be from 1 to {MAX_DEPTH}, not {self.depth}")
+        if self.tt_size < 0:
+            raise TD2048Error(f"--tt-size must be a size (64MiB) or 0, not {self.tt_size}")
+        parse_limits(self.limits)
+        if self.downgrade:
+            if game != "2048":
+                raise TD2048Error("--downgrade is for 2048: in 2584 a downgraded board merges other tiles")
+            if self.downgrade < 4 or self.downgrade & (self.downgrade - 1):
+                raise TD2048Error(f"--downgrade must be a tile of 2048 (a power of two >= 4), not {self.downgrade}")
+
+    def tt_entries(self) -> int:
+        """Entries of each thread's table: a power of two (buckets of 2), 0 when there is none."""
+        if self.depth <= 1 or self.tt_size < 2 * TT_ENTRY_BYTES:
+            return 0
+        return 1 << int(np.log2(self.tt_size // TT_ENTRY_BYTES))
+
+    def describe(self) -> str:
+        if self.depth == 1 and not self.downgrade:
+            return "depth 1 (greedy)"
+        parts = [f"depth {self.depth}"]
+        if self.depth > 1:
+            entries = self.tt_entries()
+            parts.append(f"TT {format_bytes(entries * TT_ENTRY_BYTES)}" if entries else "no TT")
+        if self.limits:
+            parts.append(f"limit {self.limits}")
+        if self.downgrade:
+            parts.append(f"downgrade at {self.downgrade}")
+        return ", ".join(parts)
+
+
+def parse_search(depth: int = 1, tt_size: str | int | None = None, limits: str | None = None,
+                 downgrade: int | None = None, game: str = "2048") -> Search:
+    """A Search from command-line values (``tt_size`` "64MiB", "0" for none; None: the default)."""
+    text = DEFAULT_TT_SIZE if tt_size is None else str(tt_size).strip()
+    size = 0 if text == "0" else parse_size(text)
+    search = Search(depth, size, limits, downgrade or 0)
+    search.validate(game)
+    return search
+
+
+def search_settings_json(search: Search) -> dict:
+    return {"depth": search.depth, "tt_size": search.tt_entries() * TT_ENTRY_BYTES, "limit": search.limits,
+            "downgrade": search.downgrade}
