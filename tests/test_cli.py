@@ -83,6 +83,26 @@ def test_no_command_and_unknown_command():
     assert_one_line_error(td2048("fly"), "invalid choice")
 
 
+def test_options_are_checked_before_the_compiled_code_loads(tmp_path):
+    """--help and a bad option, of argparse's or of the settings', answer without importing Numba or
+    matplotlib: the checks are plain Python (td2048.settings), and those imports are most of the start-up.
+    (What this guards is what gets imported, not a time.)"""
+    script = "\n".join([
+        "import contextlib, io, sys",
+        "from td2048.cli.__main__ import main",
+        "for argv in (['--help'], ['train', '--help'], ['train', '--network', '01z3'], ['train', '--lambda', '2'],",
+        "             ['train', '--network', '8x6', '--memory-limit', '512MB'], ['eval', 'none.td2048'],",
+        "             ['watch', 'none.td2048'], ['sweep', 'none.toml'], ['convert', 'a.td2048', 'b.zip']):",
+        "    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):",
+        "        try:",
+        "            assert main(argv) == 2, argv",
+        "        except SystemExit as e:",
+        "            assert e.code in (0, 2), argv",
+        "print(sorted(m for m in ('numba', 'matplotlib', 'gymnasium', 'ray', 'rich') if m in sys.modules))"])
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout == "[]\n", (r.stdout, r.stderr)
+
+
 def test_help_explains_the_alpha_split():
     r = td2048("train", "--help")
     assert r.returncode == 0 and "tuples x isomorphisms" in r.stdout

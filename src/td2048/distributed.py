@@ -37,14 +37,18 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from td2048.config import DEFAULT_MEMORY_LIMIT, DEFAULT_SHARD_SIZE
 from td2048.errors import TD2048Error
 from td2048.network import Network, NetworkSpec
-from td2048.play import Agent, Search
+from td2048.settings import Search
 from td2048.stats import BlockStats
+
+if TYPE_CHECKING:
+    from td2048.play import Agent
 
 SHARD_RETRIES = 3  # times Ray runs a shard again after its worker died
 RAY_MISSING = "--ray needs Ray, which is not installed: pip install 'td2048[ray]'"
@@ -112,6 +116,8 @@ def play_shard(network: Network, search: Search, seed: int, shard: Shard, names:
                memory_limit: int = DEFAULT_MEMORY_LIMIT) -> ShardResult:
     """Play one shard's games on this thread; ``names`` (player, env): also write each game's record line
     (see :mod:`td2048.io.records`: the same games as without, at depth 1)."""
+    from td2048.play import Agent  # here: reading a sweep file needs no compiled code
+
     agent = Agent(network, search, shard_seed(seed, shard.index), 1, memory_limit)
     scores, max_codes, moves = (np.zeros(shard.games, np.int64) for _ in range(3))
     records = None
@@ -148,6 +154,8 @@ def merge_shards(results: Iterable[ShardResult], games: int, seconds: float, gam
 
 def _warm_up(network: Network, search: Search, names, memory_limit: int) -> None:
     """Compile (or load) the kernels a shard uses, before the clock starts."""
+    from td2048.play import Agent
+
     agent = Agent(network, search, 0, 1, memory_limit)
     empty = np.zeros(0, np.int64)
     agent.play_into(empty, empty, empty)

@@ -113,6 +113,8 @@ class TrainSettings:
         if not (isinstance(self.restarts, (int, float)) and 0.0 <= self.restarts < 1.0):
             raise TD2048Error(f"--restarts must be a share of episodes in [0, 1), not {self.restarts}")
         self.restart_code()  # raises on a bad --restart-tile
+        if self.network is not None:
+            self.spec().check_memory(self.memory_limit)
         if self.tc_from is not None and self.network is not None and 3 * self.spec().nbytes > self.memory_limit:
             raise TD2048Error(f"--tc needs {format_bytes(3 * self.spec().nbytes)} for the weights and their "
                               f"accumulators, over the memory limit of {format_bytes(self.memory_limit)} "

@@ -37,11 +37,11 @@ def format_grid(tiles: list[int]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from td2048.play import Agent, parse_board
-
     network, _ = load_model(args.model)
     search = parse_search(args.depth, args.tt_size if args.tt_size is not None else 0, args.limit, args.downgrade,
                           network.game)
+    from td2048.play import Agent, parse_board  # the options are good: now the compiled code
+
     board = parse_board(args.board, network.game, network.wide)
     tiles = [int(p) for p in args.board.replace(",", " ").split()]
     agent = Agent(network, search, memory_limit=args.memory_limit)
