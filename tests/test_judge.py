@@ -155,7 +155,7 @@ def generate(path, placements, p_two=0.1, first_empty=False, seed=0):
                                                         (0.10, True, False)])
 def test_environment_statistics(tmp_path, p_two, first_empty, passes):
     path = tmp_path / "env.txt"
-    generate(path, 60_000 if not first_empty else 20_000, p_two, first_empty, seed=3)  # 0.12: z = 16
+    generate(path, 20_000, p_two, first_empty, seed=3)  # 0.12: z = 9, far past the 3.3 of 0.001
     verdict = judge_file(path, "2048")
     assert verdict.ok == passes, verdict.message
     if not passes:
