@@ -20,11 +20,9 @@ import numpy as np
 
 from td2048.config import DEFAULT_MEMORY_LIMIT
 from td2048.errors import TD2048Error
-from td2048.games.bitboard import board_from_grid
 from td2048.games.board import Board
 from td2048.games.game2048 import MOVE_NAMES, row_table
-from td2048.games.tiles import tile_value
-from td2048.games.wide import wide_from_codes, wide_row_table
+from td2048.games.wide import wide_row_table
 from td2048.network import Network, aligned_zeros, format_bytes
 from td2048.rng import make_rng_state
 from td2048.settings import (
@@ -267,23 +265,15 @@ def evaluate(network: Network, games: int, seed: int | None = None, threads: int
 
 def parse_board(text: str, game: str = "2048", wide: bool = False):
     """``"0,2,4,8,0,..."`` (16 tile values, row-major, comma- or space-separated, 0 empty) -> the kernels'
-    board: an int on 4-bit cells, (lo, hi) on 5-bit ones. Raises TD2048Error with one line."""
-    parts = [p for p in text.replace(",", " ").split() if p]
-    if len(parts) != 16:
-        raise TD2048Error(f"a board is 16 tile values (row-major, 0 for empty), not {len(parts)}: {text!r}")
-    codes = []
-    limit = 31 if wide else 15
-    tiles = {tile_value(game, code): code for code in range(limit + 1)}
-    for part in parts:
+    board: an int on 4-bit cells, (lo, hi) on 5-bit ones (:class:`Board`'s checks). Raises TD2048Error with
+    one line."""
+    values = []
+    for part in text.replace(",", " ").split():
         try:
-            value = int(part)
+            values.append(int(part))
         except ValueError:
             raise TD2048Error(f"{part!r} is not a tile value of {game}") from None
-        if value not in tiles:
-            raise TD2048Error(f"{value} is not a tile of {game}" + ("" if wide or value < 65536 else
-                                                                    " on this model's 4-bit cells"))
-        codes.append(tiles[value])
-    return wide_from_codes(codes) if wide else board_from_grid(codes)
+    return Board.from_tiles(values, game).packed(wide)
 
 
 __all__ = ["Agent", "Search", "evaluate", "parse_board", "parse_search", "parse_limits", "search_settings_json",
