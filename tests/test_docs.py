@@ -1,0 +1,97 @@
+"""Documentation that cannot rot: every Python block of the README and the docs runs, every ``td2048`` command
+line in them parses with the real parser, and the site builds with ``mkdocs build --strict``.
+
+Python blocks run with Sybil, top to bottom, one namespace per page (a tutorial's blocks build on each
+other), in a fresh working directory. A block that must not run (it trains for hours) is preceded by
+``<!-- skip: next -->``, Sybil's own marker.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from sybil import Sybil
+from sybil.parsers.markdown import PythonCodeBlockParser, SkipParser
+
+from td2048.cli.__main__ import build_parser
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+SHELL_FENCE = re.compile(r"^```(?:sh|bash|console|shell)\s*\n(.*?)^```", re.S | re.M)
+PYTHON_FENCE = re.compile(r"^```python\s*$", re.M)
+
+
+def page_id(path: Path) -> str:
+    return str(path.relative_to(ROOT))
+
+
+def command_lines(text: str) -> list[str]:
+    """The ``td2048 ...`` commands in a page's shell blocks, continuation lines joined, one per command."""
+    commands = []
+    for block in SHELL_FENCE.findall(text):
+        for line in block.replace("\\\n", " ").splitlines():
+            line = line.strip().removeprefix("$ ")
+            try:
+                words = shlex.split(line, comments=True)
+            except ValueError:
+                continue
+            command: list[str] | None = None
+            for word in [*words, ";"]:
+                if word in (";", "&&", "||", "|", "&") or word.endswith(";"):
+                    if command is not None:
+                        commands.append(shlex.join(command))
+                    command = None
+                elif command is not None:
+                    command.append(word)
+                elif word == "td2048" or word.endswith("/td2048"):
+                    command = []
+    return commands
+
+
+def all_command_lines() -> list[tuple[str, str]]:
+    return [(page_id(path), line) for path in PAGES for line in command_lines(path.read_text())]
+
+
+@pytest.mark.parametrize(("page", "line"), all_command_lines(), ids=lambda v: v if "/" in v or "." in v else None)
+def test_command_line_parses(page, line):
+    parser = build_parser()
+    try:
+        args = parser.parse_args(shlex.split(line))
+    except SystemExit as e:
+        assert e.code == 0, f"{page}: `td2048 {line}` does not parse"
+        return
+    assert isinstance(args, argparse.Namespace)
+
+
+def test_the_pages_hold_command_lines():
+    """The extraction finds the README's set-up commands (a guard against a pattern that finds nothing)."""
+    readme = command_lines((ROOT / "README.md").read_text())
+    assert any(line.startswith("train") for line in readme), readme
+
+
+PYTHON_PAGES = [path for path in PAGES if PYTHON_FENCE.search(path.read_text())]
+
+
+@pytest.mark.parametrize("path", PYTHON_PAGES, ids=page_id)
+def test_python_blocks_run(path, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    document = Sybil(parsers=[PythonCodeBlockParser(), SkipParser()]).parse(path)
+    examples = list(document)
+    assert examples, path
+    for example in examples:
+        example.evaluate()
+
+
+def test_site_builds_strict(tmp_path):
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(tmp_path / "site")],
+                            cwd=ROOT, capture_output=True, text=True, env=env, timeout=600)
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert (tmp_path / "site" / "reference" / "cli" / "index.html").read_text().count("td2048 train") > 1
