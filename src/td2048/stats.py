@@ -39,6 +39,35 @@ def percent(share: float) -> str:
 
 @dataclass
 class BlockStats:
+    """The statistics of one block of games: what the block table and a line of ``log.jsonl`` show.
+
+    Parameters
+    ----------
+    episodes : int
+        Episodes trained (or games played) so far, counting this block.
+    games : int
+        Games in this block that count in the statistics.
+    avg : float
+        Mean score of the block's games.
+    max : int
+        Largest score of the block's games.
+    reach : dict of str to float
+        Tile value -> share of the block's games that reached it.
+    end : dict of str to float
+        Tile value -> share of the block's games that ended with it as the largest tile.
+    moves : int
+        Moves (slides) played in the block.
+    seconds : float
+        Seconds the block took.
+    extra : dict, optional
+        More fields for the log line (``alpha``, ``tc``, ``restarted``, ...).
+
+    See Also
+    --------
+    td2048.train : returns one per block.
+    td2048.evaluate : returns one for all its games.
+    """
+
     episodes: int  # episodes trained (or played) so far, counting this block
     games: int  # games in this block
     avg: float
@@ -52,6 +81,29 @@ class BlockStats:
     @classmethod
     def from_block(cls, episodes: int, scores: np.ndarray, max_codes: np.ndarray, moves: np.ndarray,
                    seconds: float, game: str = "2048", **extra) -> BlockStats:
+        """The statistics of a block from its games' raw results.
+
+        Parameters
+        ----------
+        episodes : int
+            Episodes so far, counting this block.
+        scores : numpy.ndarray
+            Each game's score.
+        max_codes : numpy.ndarray
+            Each game's largest tile, as a cell code (log2 of the tile in 2048).
+        moves : numpy.ndarray
+            Each game's number of moves.
+        seconds : float
+            Seconds the block took.
+        game : {"2048", "2584"}, optional
+            The game, for the tile values of the codes.
+        **extra
+            More fields for the log line.
+
+        Returns
+        -------
+        BlockStats
+        """
         games = len(scores)
         counts = np.bincount(max_codes, minlength=32)
         present = np.nonzero(counts)[0]
@@ -68,14 +120,33 @@ class BlockStats:
 
     @property
     def moves_per_s(self) -> float:
+        """Moves per second of the block (infinite for a block of no measurable time)."""
         return self.moves / self.seconds if self.seconds > 0 else float("inf")
 
     def reach_rate(self, tile: int) -> float:
-        """Share of games that reached ``tile`` (0 if none did)."""
+        """Share of the block's games that reached a tile.
+
+        Parameters
+        ----------
+        tile : int
+            A tile value, such as 2048.
+
+        Returns
+        -------
+        float
+            From 0 to 1 (1 for tiles below the smallest row of the table: every game reached them).
+        """
         return reach_rate(self.reach, tile)
 
     def table(self) -> str:
-        """The demo's block: header line, one row per tile, then a blank line."""
+        """The course demo's block table.
+
+        Returns
+        -------
+        str
+            The header line (episodes, ``avg``, ``max``), one row per tile (reach share, end share in
+            brackets), then a blank line.
+        """
         lines = [f"{self.episodes}\tavg = {self.avg:.6g}\tmax = {self.max}"]
         for tile, share in self.reach.items():
             if self.end[tile] > 0 or share > 0:
@@ -83,6 +154,14 @@ class BlockStats:
         return "\n".join(lines) + "\n"
 
     def to_json(self) -> dict:
+        """The block as one line of ``log.jsonl``.
+
+        Returns
+        -------
+        dict
+            ``episodes``, ``games``, ``avg``, ``max``, ``reach``, ``end``, ``moves``, ``seconds``,
+            ``moves_per_s`` and the extra fields.
+        """
         return {"episodes": self.episodes, "games": self.games, "avg": self.avg, "max": self.max,
                 "reach": self.reach, "end": self.end, "moves": self.moves,
                 "seconds": round(self.seconds, 6), "moves_per_s": round(self.moves_per_s, 1), **self.extra}

@@ -27,6 +27,26 @@ class Board:
         Board.from_tiles([0, 2, 4, 8,  0, 0, 2, 16,  ...])   # tile values, 0 for empty
         board.tiles        # [[0, 2, 4, 8], [0, 0, 2, 16], ...]
         board.slide("left")  # (the board after the slide, its reward), before the new tile
+
+    Cells are numbered row by row from the top-left corner::
+
+         0  1  2  3
+         4  5  6  7
+         8  9 10 11
+        12 13 14 15
+
+    Parameters
+    ----------
+    codes : tuple of int
+        The 16 cell codes, row-major: 0 for empty, k for the tile ``2**k`` (2048) or the (k+1)-th
+        Fibonacci number (2584); at most 31.
+    game : {"2048", "2584"}, optional
+        The game whose tiles the codes stand for.
+
+    Raises
+    ------
+    TD2048Error
+        For another game, or codes that are not 16 numbers from 0 to 31.
     """
 
     codes: tuple[int, ...]
@@ -40,7 +60,24 @@ class Board:
 
     @classmethod
     def from_tiles(cls, tiles, game: str = "2048") -> Board:
-        """From 16 tile values (a flat list or 4 rows of 4), 0 for an empty cell."""
+        """A board from its tile values.
+
+        Parameters
+        ----------
+        tiles : sequence of int
+            16 tile values, row-major (a flat list or 4 rows of 4), 0 for an empty cell.
+        game : {"2048", "2584"}, optional
+            The game the values are tiles of.
+
+        Returns
+        -------
+        Board
+
+        Raises
+        ------
+        TD2048Error
+            For a count other than 16, or a value that is not a tile of the game.
+        """
         values = [int(v) for v in np.asarray(tiles).reshape(-1)]
         if len(values) != 16:
             raise TD2048Error(f"a board is 16 tile values (row-major, 0 for empty), not {len(values)}")
@@ -52,12 +89,39 @@ class Board:
 
     @classmethod
     def from_packed(cls, board, game: str = "2048") -> Board:
-        """From the kernels' form: an int on 4-bit cells, ``(lo, hi)`` on 5-bit cells."""
+        """A board from the kernels' packed form.
+
+        Parameters
+        ----------
+        board : int or tuple of int
+            An int on 4-bit cells, ``(lo, hi)`` on 5-bit cells.
+        game : {"2048", "2584"}, optional
+            The game.
+
+        Returns
+        -------
+        Board
+        """
         codes = wide_to_codes(board) if isinstance(board, tuple) else grid_from_board(board).reshape(16).tolist()
         return cls(tuple(int(c) for c in codes), game)
 
     def packed(self, wide: bool = False):
-        """The kernels' form: an int on 4-bit cells (``wide=False``; tiles to 32768), else ``(lo, hi)``."""
+        """The board in the kernels' packed form.
+
+        Parameters
+        ----------
+        wide : bool, optional
+            False: one int of 4-bit cells (tiles up to 32768); True: ``(lo, hi)`` of 5-bit cells.
+
+        Returns
+        -------
+        int or tuple of int
+
+        Raises
+        ------
+        TD2048Error
+            When the board holds a tile past 4-bit cells and ``wide`` is False.
+        """
         if wide:
             return wide_from_codes(self.codes)
         if max(self.codes) > 15:
@@ -72,6 +136,7 @@ class Board:
 
     @property
     def max_tile(self) -> int:
+        """The largest tile's value."""
         return tile_value(self.game, max(self.codes))
 
     @property
@@ -80,8 +145,24 @@ class Board:
         return [i for i, c in enumerate(self.codes) if c == 0]
 
     def slide(self, move: str | int) -> tuple[Board, int]:
-        """The board after sliding (``"up"``, ``"right"``, ``"down"``, ``"left"`` or 0..3) and its reward;
-        an illegal move returns the same board."""
+        """Slide the tiles, before the new tile appears.
+
+        Parameters
+        ----------
+        move : str or int
+            ``"up"``, ``"right"``, ``"down"``, ``"left"``, or 0..3 in that order.
+
+        Returns
+        -------
+        tuple of (Board, int)
+            The board after the slide (the afterstate) and the move's reward. An illegal move returns the
+            same board and 0.
+
+        Raises
+        ------
+        TD2048Error
+            For anything that is not a move.
+        """
         direction = MOVE_NAMES.index(move) if isinstance(move, str) and move in MOVE_NAMES else move
         if direction not in (0, 1, 2, 3):
             raise TD2048Error(f"a move is one of {', '.join(MOVE_NAMES)} (or 0..3), not {move!r}")
@@ -89,7 +170,13 @@ class Board:
         return Board(tuple(wide_to_codes(after)), self.game), reward
 
     def legal_moves(self) -> list[str]:
-        """The moves that change the board, in the order up, right, down, left."""
+        """The moves that change the board.
+
+        Returns
+        -------
+        list of str
+            In the order up, right, down, left.
+        """
         return [name for name in MOVE_NAMES if self.slide(name)[0] != self]
 
     def __str__(self) -> str:
