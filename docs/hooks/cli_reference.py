@@ -13,8 +13,16 @@ import html
 MARKER = "<!-- td2048-cli -->"
 
 
-def _cell(text: str) -> str:
-    return html.escape(" ".join(text.split())).replace("|", "\\|")
+def _escape(text: str) -> str:
+    """Plain text as Markdown that shows it as it is (help texts hold ``**``, ``_`` and ``|``)."""
+    text = html.escape(" ".join(text.split()), quote=False)
+    for char in "\\`*_[]|":
+        text = text.replace(char, "\\" + char)
+    return text
+
+
+def _formatter(parser: argparse.ArgumentParser) -> argparse.HelpFormatter:
+    return argparse.HelpFormatter(parser.prog, width=76)
 
 
 def _names(action: argparse.Action) -> str:
@@ -32,15 +40,18 @@ def _names(action: argparse.Action) -> str:
 
 
 def _command_section(name: str, parser: argparse.ArgumentParser) -> str:
-    usage = " ".join(parser.format_usage().split())
-    lines = [f"## td2048 {name}", ""]
-    if parser.description:
-        lines += ["```text", parser.description.rstrip(), "```", ""]
-    lines += ["```text", usage.removeprefix("usage: "), "```", "", "| argument | what it does |", "|---|---|"]
+    formatter = _formatter(parser)
+    formatter.add_usage(parser.usage, parser._actions, parser._mutually_exclusive_groups, prefix="")
+    lines = [f"## td2048 {name}", "", "```text", formatter.format_help().strip(), "```", ""]
+    for paragraph in (parser.description or "").split("\n\n"):
+        if paragraph.strip():
+            lines += [_escape(paragraph), ""]
+    lines += ["| argument | what it does |", "|---|---|"]
     for action in parser._actions:
-        if isinstance(action, argparse._HelpAction):
+        if isinstance(action, argparse._HelpAction) or action.help == argparse.SUPPRESS:
             continue
-        lines.append(f"| {_names(action)} | {_cell(action.help or '')} |")
+        help_text = _formatter(parser)._expand_help(action) if action.help else ""
+        lines.append(f"| {_names(action)} | {_escape(help_text)} |")
     return "\n".join(lines) + "\n"
 
 
