@@ -38,10 +38,10 @@ def test_round_trip_and_documented_layout(model):
 
 
 def test_files_with_tables_back_to_back_load_into_the_staggered_layout(tmp_path, monkeypatch):
-    """Large networks leave gaps between their tables (td2048.network.TABLE_STAGGER); their model files of
+    """Large networks leave gaps between their tables (td2048.spec.TABLE_STAGGER); their model files of
     before, tables back to back, still load, TC accumulators and every stage included. Here 2x4 is made to
     count as large."""
-    import td2048.network as network_module
+    import td2048.spec as spec_module
 
     spec = parse_network("2x4", stages=parse_stages("1024"))
     before = Network(spec, accumulators=np.zeros(2 * spec.n_weights, np.float32))
@@ -50,7 +50,7 @@ def test_files_with_tables_back_to_back_load_into_the_staggered_layout(tmp_path,
     before.accumulators[:] = rng.standard_normal(before.accumulators.size).astype(np.float32)
     save_model(tmp_path / "old.td2048", before)
     assert spec.stagger == 0
-    monkeypatch.setattr(network_module, "STAGGERED_BYTES", 0)
+    monkeypatch.setattr(spec_module, "STAGGERED_BYTES", 0)
     stagger, (old_offsets, old_stage) = spec.stagger, spec.layout(0)
     assert stagger > 0 and spec.table_offsets == [0, 65536 + stagger] and spec.n_weights > before.weights.size
 

@@ -25,6 +25,24 @@ def test_plot_several_runs(tmp_path):
     assert r.returncode == 2 and "not a training run directory" in r.stderr
 
 
+def test_plot_reads_a_log_without_numba(tmp_path):
+    """td2048 plot reads a JSON log and draws it: it imports matplotlib, never Numba (nor the learner)."""
+    run = tmp_path / "run"
+    run.mkdir()
+    blocks = [{"episodes": 100 * i, "avg": 1000.0 * i, "reach": {"256": 0.1 * i, "512": 0.02 * i}}
+              for i in range(1, 4)]
+    (run / "log.jsonl").write_text("".join(json.dumps(b) + "\n" for b in blocks))
+    script = "\n".join([
+        "import sys",
+        "from td2048.cli.__main__ import main",
+        f"assert main(['plot', {str(run)!r}, '-o', {str(tmp_path / 'p.png')!r}]) == 0",
+        "print(sorted(m for m in ('numba', 'td2048.learn', 'td2048.run', 'matplotlib') if m in sys.modules))"])
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[-1] == "['matplotlib']", r.stdout
+    assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 def test_eval_threads_and_json(tmp_path):
     net, _ = train(TrainSettings(network="2x4", episodes=1000, block=1000, seed=4))
     one = evaluate(net, 400, seed=1)

@@ -23,7 +23,7 @@ from td2048.errors import TD2048Error
 from td2048.games.board import Board
 from td2048.games.game2048 import MOVE_NAMES, row_table
 from td2048.games.wide import wide_row_table
-from td2048.network import Network, aligned_zeros, format_bytes
+from td2048.network import Network, aligned_zeros
 from td2048.rng import make_rng_state
 from td2048.settings import (
     MAX_DEPTH,
@@ -33,6 +33,7 @@ from td2048.settings import (
     parse_search,
     search_settings_json,
 )
+from td2048.spec import format_bytes
 from td2048.stats import BlockStats
 
 _RNG_STRIDE = 16  # uint64s per thread's random state: two cache lines, no false sharing

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from td2048.errors import TD2048Error
 from td2048.io.atomic import atomic_open
+from td2048.io.rundir import LOG, read_log
 from td2048.stats import reach_rate
 
 TILES = (2048, 4096, 8192, 16384)
@@ -20,8 +21,6 @@ _STYLES = ("-", "--", "-.", ":")
 
 
 def _load(run: Path) -> list[dict]:
-    from td2048.run import LOG, read_log
-
     log = run / LOG if run.is_dir() else run
     if not log.exists():
         raise TD2048Error(f"{run}: no {LOG} (not a training run directory)")
@@ -32,7 +31,27 @@ def _load(run: Path) -> list[dict]:
 
 
 def plot_runs(runs: list[str | os.PathLike], out: str | os.PathLike, labels: list[str] | None = None) -> Path:
-    """Draw the runs' curves into a PNG file (written atomically)."""
+    """Draw the runs' curves into a PNG file (written atomically).
+
+    Parameters
+    ----------
+    runs : list of str or os.PathLike
+        Run directories (or their ``log.jsonl`` files).
+    out : str or os.PathLike
+        The PNG file to write.
+    labels : list of str or None
+        The legend's name of each run; default: each directory's name.
+
+    Returns
+    -------
+    pathlib.Path
+        ``out``.
+
+    Raises
+    ------
+    TD2048Error
+        A run with no log, or a log with no block yet.
+    """
     from matplotlib.figure import Figure
     from matplotlib.ticker import FuncFormatter
 

@@ -1,14 +1,8 @@
 """Training runs a person can live with: a run directory, snapshots, resume after any crash, evaluation.
 
-A run directory holds::
-
-    settings.json     every setting, written first
-    log.jsonl         one JSON object per block of episodes, appended as blocks end
-    snapshot.td2048   the weights and what resuming needs (episodes done, random state), every
-                      --snapshot-every (5 minutes of training, or a number of episodes), written
-                      atomically in the background
-    model.td2048      the final model (also written when a run is stopped with Ctrl-C)
-    progress.png      the run's curves, redrawn at each snapshot
+A run directory holds the files of :mod:`td2048.io.rundir`: the settings, written first, the log
+(a block a line), a snapshot every --snapshot-every (5 minutes of training, or a number of
+episodes; written atomically in the background), the final model and the curves' picture.
 
 A run killed at any moment (even with SIGKILL, even while writing a snapshot) resumes from its
 last whole snapshot: the log is cut back to that snapshot's episode count, so after a resume
@@ -30,13 +24,13 @@ import numpy as np
 from td2048.errors import TD2048Error
 from td2048.io.atomic import ensure_writable_dir, write_text_atomic
 from td2048.io.model import check_same_network, load_model, save_model
+from td2048.io.rundir import LOG, MODEL, PLOT, SETTINGS, SNAPSHOT, read_log
 from td2048.learn import Learner, train_blocks
 from td2048.network import Network
 from td2048.settings import TrainSettings, snapshot_interval
 from td2048.stats import BlockStats
 from td2048.version import __version__
 
-SETTINGS, LOG, SNAPSHOT, MODEL, PLOT = "settings.json", "log.jsonl", "snapshot.td2048", "model.td2048", "progress.png"
 # settings that define what is being trained: a resumed run keeps them
 FIXED_ON_RESUME = ("network", "isomorphisms", "seed", "init", "game", "clamp", "cells", "method", "stages",
                    "optimistic")
@@ -48,18 +42,6 @@ def _rng_to_json(states: np.ndarray) -> list[list[str]]:
 
 def _rng_from_json(rows) -> np.ndarray:
     return np.array([[int(v, 16) for v in row] for row in rows], dtype=np.uint64)
-
-
-def read_log(path: Path) -> list[dict]:
-    """Blocks of a log; a line torn by a crash (the last one) is dropped."""
-    blocks = []
-    if path.exists():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                blocks.append(json.loads(line))
-            except json.JSONDecodeError:
-                break
-    return blocks
 
 
 class TrainingRun:
@@ -238,3 +220,6 @@ class TrainingRun:
             if self.plot_error is None:
                 self.plot_error = str(e)
                 sys.stderr.write(f"td2048 train: warning: cannot draw {PLOT}: {e}\n")
+
+
+__all__ = ["FIXED_ON_RESUME", "LOG", "MODEL", "PLOT", "SETTINGS", "SNAPSHOT", "TrainingRun", "read_log"]

@@ -25,7 +25,8 @@ from td2048.config import (
 )
 from td2048.errors import TD2048Error
 from td2048.games.tiles import GAMES, WIN_TILE, tile_code
-from td2048.network import METHODS, Network, format_bytes, parse_network, parse_size, parse_stages
+from td2048.network import Network
+from td2048.spec import METHODS, format_bytes, parse_network, parse_size, parse_stages
 
 UPDATE_MODES = ("backward", "forward")
 # multi-thread training: the copies are merged every DEFAULT_MERGE_SECONDS of training (measured

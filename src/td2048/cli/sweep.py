@@ -7,6 +7,7 @@ import shlex
 from pathlib import Path
 
 from td2048.errors import TD2048Error
+from td2048.io.rundir import has_blocks
 
 HELP = "search training settings: a grid and/or random sweep of td2048 train runs on Ray Tune"
 DESCRIPTION = """\
@@ -56,8 +57,7 @@ def run(args: argparse.Namespace) -> int:
     widths = [max(len(r[c]) for r in [header, *rows]) for c in range(len(header))]
     for row in [header, *rows]:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
-    runs = [t for t in trials if (Path(t.directory) / "log.jsonl").is_file()
-            and (Path(t.directory) / "log.jsonl").stat().st_size]
+    runs = [t for t in trials if has_blocks(t.directory)]
     if runs:
         from td2048.plot import plot_runs
 

@@ -23,8 +23,8 @@ from td2048.config import DEFAULT_ALPHA, DEFAULT_BLOCK, DEFAULT_EPISODES, DEFAUL
 from td2048.errors import TD2048Error
 from td2048.games.tiles import WIN_TILE
 from td2048.io.model import read_model
-from td2048.network import METHODS
 from td2048.settings import DEFAULT_MERGE_SECONDS, TrainSettings
+from td2048.spec import METHODS
 from td2048.version import __version__
 
 HELP = "train an n-tuple network by TD learning (afterstate or state values)"

@@ -24,7 +24,8 @@ import numpy as np
 
 from td2048.errors import TD2048Error
 from td2048.io.atomic import atomic_open
-from td2048.network import Network, NetworkSpec, tuple_to_hex
+from td2048.network import Network
+from td2048.spec import NetworkSpec, tuple_to_hex
 
 DEMO_ISOMORPHISMS = 8
 _NAME = re.compile(r"(\d+)-tuple pattern ([0-9a-fA-F]+)")

@@ -32,7 +32,8 @@ import numpy as np
 
 from td2048.errors import TD2048Error
 from td2048.io.atomic import atomic_open
-from td2048.network import Network, NetworkSpec, aligned_zeros, format_bytes, tuple_to_hex
+from td2048.network import Network, aligned_zeros
+from td2048.spec import NetworkSpec, format_bytes, tuple_to_hex
 
 TDL_ISOMORPHISMS = 8
 _FILE_FORMAT, _TABLE_FORMAT, _VALUE_BYTES = 0, 4, 4

@@ -2,7 +2,7 @@
 
 For the classic 4x6 network the first tuple ``012345`` reads ``x & 0xffffff`` and the third
 ``012456`` reads ``(x & 0xfff) | ((x >> 4) & 0xfff000)``: the runs of consecutive cells of
-:func:`td2048.network.tuple_runs`, one shift and one mask each.
+:func:`td2048.spec.tuple_runs`, one shift and one mask each.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 from td2048.games.bitboard import symmetric_boards
-from td2048.network import NetworkSpec, tuple_runs
+from td2048.spec import NetworkSpec, tuple_runs
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 _EPISODE_SOURCE = _PACKAGE / "kernels" / "episode.py"
@@ -37,10 +37,7 @@ def _fingerprint() -> str:
 
 # Networks of at least this many bytes of weights (4x6 and larger) prefetch them into L2 and not L1
 # (prefetcht1): a move asks for up to 4 x 32 lines (4x6; 4 x 64 on 8x6), which in L1 push out what the move
-# itself works on.
-# Measured on 8x6 (AMD EPYC, 2026-11-23, interleaved): greedy play +3% to +12%, depth 2 +4% to +11%,
-# training -8% to +8% (4 rounds of 5 faster); on 4x6 -4% to +15%, about neutral; on 2x4 (cache-resident)
-# testing 2-11% slower.
+# itself works on. Cache-resident networks prefetch into L1.
 FAR_PREFETCH_BYTES = 64 << 20
 
 _BODY_MARKER = "# ---- episode kernels (shared by every network) ----"

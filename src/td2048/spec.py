@@ -1,0 +1,448 @@
+"""What an n-tuple network is: its tuples of cells, isomorphisms, clamp, stages and weight layout (plain Python).
+
+A *tuple* is a list of cells (see the cell diagram in :mod:`td2048.games.bitboard`); it owns one
+float32 table of 16**n entries. Its index for a board is the course demo's::
+
+    index = sum over i of code(cell_i) << (4 * i)
+
+so the tuple ``012345`` reads the lowest 24 bits of the board as they are. A tuple is shared by
+the board's *isomorphisms*: with 8, V(board) sums the tuple's entry on each of the 8 symmetric
+boards (4 rotations x mirror), so every rotation or reflection of a board has the same value::
+
+    V(b) = sum over tuples t, symmetric boards s(b):  table_t[index_t(s(b))]
+
+Rather than 8 lists of transformed cells per tuple, the kernels build the 8 symmetric boards
+once per evaluation with bit operations and read every tuple from each with shifts and masks.
+A tuple's cells become *runs* of consecutive cells (``012456`` is the two runs ``012`` and
+``456``), each one shift and one mask (:func:`tuple_runs`); :mod:`td2048.kernels.codegen` writes
+them out as constant code for each network.
+
+This module holds the specification only: no weights, no compiled code, no NumPy. The runtime
+network (weights and kernels) is :class:`td2048.network.Network`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from td2048.config import DEFAULT_MEMORY_LIMIT
+from td2048.errors import TD2048Error
+from td2048.games.tiles import tile_code, tile_value
+
+MAX_TUPLE_CELLS = 8
+CELL_VALUES = 16  # 4-bit cells: 16 codes
+MAX_CLAMP = 31  # 5-bit cells: codes 0..31
+VALID_ISOMORPHISMS = (1, 4, 8)
+# what V values: the board right after a move (the default, the course demo's), or the state after
+# the new tile, with moves chosen by the expectation over new tiles (see td2048.kernels.episode)
+METHODS = ("afterstate", "state")
+
+# Named networks: cells in hex, default isomorphisms.
+PRESETS: dict[str, tuple[tuple[str, ...], int]] = {
+    # the four rows and four columns, one table each: the course's simplest network
+    "8x4": (("0123", "4567", "89ab", "cdef", "048c", "159d", "26ae", "37bf"), 1),
+    "2x4": (("0123", "4567"), 8),
+    "4x5": (("01234", "45678", "01245", "45689"), 8),
+    # the classic network of the course demo and most reports
+    "4x6": (("012345", "456789", "012456", "45689a"), 8),
+    "5x6": (("012345", "456789", "89abcd", "012456", "45689a"), 8),
+    "6x6": (("012456", "456789", "012345", "234569", "01259a", "345678"), 8),
+    "7x6": (("012456", "456789", "012345", "234569", "01259a", "345678", "134567"), 8),
+    "8x6": (("012456", "456789", "012345", "234569", "01259a", "345678", "134567", "01489a"), 8),
+}
+
+# Where the tables sit in the flat weight array. A table of 16**n weights is a power of two in size, so
+# tables back to back all start at the same place of every cache's set period (L2: 128 KiB; within a
+# huge page, 2 MiB), and the weights that every table holds hot (those of early, mostly empty boards)
+# fight over the same cache sets. In networks of STAGGERED_BYTES or more, each table starts TABLE_STAGGER
+# weights after the one before ends: 272 KiB = 256 + 16 KiB puts 8 tables at 8 different places both
+# mod 128 KiB and mod 2 MiB.
+TABLE_STAGGER = 69_632
+STAGGERED_BYTES = 16 << 20
+
+
+@dataclass(frozen=True)
+class NetworkSpec:
+    """What a network is: its tuples of cells and how many isomorphisms share each table.
+
+    Parameters
+    ----------
+    tuples : tuple of tuple of int
+        Each tuple's cells, 0..15 (see :mod:`td2048.games.bitboard`), at most ``MAX_TUPLE_CELLS`` each.
+    isomorphisms : int
+        Symmetric boards that share each table: 1, 4 or 8.
+    name : str
+        The network's name; default: the preset's (``4x6``, ``4x6/iso4``), else the hex tuples.
+    clamp : int or None
+        K: feature codes are min(code, K), tables of (K+1)**n entries; None: 16**n.
+    stages : tuple of int
+        Multistage: each threshold a set of tile codes as a mask (bit c: code c), rising; a board is in
+        stage k when k thresholds are <= its scale (the OR of 1 << code over its cells); () is one stage.
+
+    Raises
+    ------
+    TD2048Error
+        On tuples, isomorphisms, a clamp or stages that make no network.
+    """
+
+    tuples: tuple[tuple[int, ...], ...]
+    isomorphisms: int = 8
+    name: str = ""
+    clamp: int | None = None
+    stages: tuple[int, ...] = ()
+
+    def __post_init__(self):
+        validate_tuples(self.tuples)
+        object.__setattr__(self, "stages", tuple(int(m) for m in self.stages))
+        if any(m <= 1 for m in self.stages) or list(self.stages) != sorted(set(self.stages)):
+            raise TD2048Error(f"stage thresholds must rise from one stage to the next, not {list(self.stages)}")
+        if self.isomorphisms not in VALID_ISOMORPHISMS:
+            raise TD2048Error(f"isomorphisms must be 1, 4 or 8, not {self.isomorphisms}")
+        if self.clamp is not None and not 1 <= self.clamp <= MAX_CLAMP:
+            raise TD2048Error(f"--clamp must be in 1..{MAX_CLAMP}, not {self.clamp}")
+        if not self.name:
+            object.__setattr__(self, "name", _name_of(self.tuples, self.isomorphisms))
+
+    @property
+    def values_per_cell(self) -> int:
+        """Distinct feature codes of a cell: K + 1 with a clamp, else 16."""
+        return CELL_VALUES if self.clamp is None else self.clamp + 1
+
+    @property
+    def n_features(self) -> int:
+        """Tuples x isomorphisms: the number of weights read per evaluation."""
+        return len(self.tuples) * self.isomorphisms
+
+    @property
+    def table_sizes(self) -> list[int]:
+        """Entries of each tuple's table: values_per_cell ** (its cells)."""
+        return [self.values_per_cell ** len(t) for t in self.tuples]
+
+    @property
+    def stagger(self) -> int:
+        """Weights between one table's end and the next one's start (see TABLE_STAGGER)."""
+        return TABLE_STAGGER if 4 * sum(self.table_sizes) * self.n_stages >= STAGGERED_BYTES else 0
+
+    @property
+    def table_offsets(self) -> list[int]:
+        """Where each tuple's table starts in the flat weight array."""
+        return self.layout(self.stagger)[0]
+
+    @property
+    def n_stages(self) -> int:
+        """Stages of a multistage network (1 without stages)."""
+        return len(self.stages) + 1
+
+    @property
+    def stage_weights(self) -> int:
+        """Weights of one stage: every tuple's table once (and the gaps after them)."""
+        return self.layout(self.stagger)[1]
+
+    def layout(self, stagger: int) -> tuple[list[int], int]:
+        """Where the tables sit with ``stagger`` weights after each.
+
+        Parameters
+        ----------
+        stagger : int
+            Weights left free after each table; 0: tables back to back, as older model files hold
+            them (see :mod:`td2048.io.model`).
+
+        Returns
+        -------
+        tuple of (list of int, int)
+            Each table's offset, and the weights of one stage.
+        """
+        offsets, offset = [], 0
+        for size in self.table_sizes:
+            offsets.append(offset)
+            offset += size + stagger
+        return offsets, offset
+
+    @property
+    def stage_markers(self) -> int:
+        """Multistage: where the stages' markers start, one float each after the stages' tables
+        (1.0 once the stage was entered and promoted; see td2048.kernels.codegen)."""
+        return self.stage_weights * self.n_stages
+
+    @property
+    def n_weights(self) -> int:
+        """Weights in the flat array (see :meth:`weight_count`)."""
+        return self.weight_count(self.stagger)
+
+    def weight_count(self, stagger: int) -> int:
+        """Weights in the flat array with ``stagger``: the stages' tables, then a multistage network's markers.
+
+        Parameters
+        ----------
+        stagger : int
+            Weights after each table (see :meth:`layout`).
+
+        Returns
+        -------
+        int
+            The length of the flat float32 weight array.
+        """
+        return self.layout(stagger)[1] * self.n_stages + (self.n_stages if self.stages else 0)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the weights (float32)."""
+        return 4 * self.n_weights
+
+    def describe(self, game: str = "2048") -> str:
+        """One line for people: name, tuples, isomorphisms, clamp, stages and the weights' size.
+
+        Parameters
+        ----------
+        game : str
+            ``"2048"`` or ``"2584"``: how stage thresholds are written as tiles.
+
+        Returns
+        -------
+        str
+            The description.
+        """
+        cells = " ".join(tuple_to_hex(t) for t in self.tuples)
+        clamp = f", codes clamped at {self.clamp}" if self.clamp is not None else ""
+        stages = f", {self.n_stages} stages (from {', '.join(stage_text(m, game) for m in self.stages)})" \
+            if self.stages else ""
+        return f"{self.name}: {len(self.tuples)} tuples ({cells}), {self.isomorphisms} isomorphisms{clamp}{stages}, " \
+               f"{format_bytes(self.nbytes)} of weights"
+
+    def check_memory(self, limit: int = DEFAULT_MEMORY_LIMIT) -> None:
+        """Refuse a network whose weights need more than ``limit`` bytes.
+
+        Parameters
+        ----------
+        limit : int
+            The most bytes of weights allowed.
+
+        Raises
+        ------
+        TD2048Error
+            When the weights need more.
+        """
+        if self.nbytes > limit:
+            raise TD2048Error(
+                f"network {self.name} needs {format_bytes(self.nbytes)} of weights, over the memory limit of "
+                f"{format_bytes(limit)} (raise it with --memory-limit, e.g. --memory-limit 4GiB)"
+            )
+
+    def to_dict(self) -> dict:
+        """The spec as JSON: name, hex tuples, isomorphisms, clamp, and stages when there are any."""
+        out = {"name": self.name, "tuples": [tuple_to_hex(t) for t in self.tuples],
+               "isomorphisms": self.isomorphisms, "clamp": self.clamp}
+        if self.stages:
+            out["stages"] = list(self.stages)
+        return out
+
+
+def stage_text(mask: int, game: str = "2048") -> str:
+    """A stage threshold as tiles.
+
+    Parameters
+    ----------
+    mask : int
+        The threshold's tile codes as bits (bit c: code c).
+    game : str
+        ``"2048"`` or ``"2584"``.
+
+    Returns
+    -------
+    str
+        ``16384``, or ``16384+8192`` for a threshold of two tiles.
+    """
+    return "+".join(str(tile_value(game, c)) for c in range(31, 0, -1) if mask >> c & 1)
+
+
+def parse_stages(text: str | None, game: str = "2048") -> tuple[int, ...]:
+    """``--stages`` text as threshold masks.
+
+    Parameters
+    ----------
+    text : str or None
+        ``16384`` (2 stages: boards without and with a tile >= 16384), ``8192,16384`` (3 stages),
+        ``16384+8192`` (a threshold of two tiles: TDL2048+'s 24576); None or empty: one stage.
+    game : str
+        ``"2048"`` or ``"2584"``: whose tiles the numbers are.
+
+    Returns
+    -------
+    tuple of int
+        One mask of tile codes per threshold, rising (see :class:`NetworkSpec`).
+
+    Raises
+    ------
+    TD2048Error
+        On a number that is not a tile above the smallest, or thresholds out of order.
+    """
+    if text is None or not str(text).strip():
+        return ()
+    masks = []
+    for part in str(text).split(","):
+        mask = 0
+        for tile in part.split("+"):
+            try:
+                code = tile_code(game, int(tile))
+            except ValueError:
+                code = None
+            if code is None or code < 2:
+                raise TD2048Error(f"bad --stages {text!r}: {tile.strip()!r} is not a tile of {game} above the "
+                                  "smallest (example: --stages 16384 or --stages 8192,16384)")
+            mask |= 1 << code
+        masks.append(mask)
+    if masks != sorted(set(masks)):
+        raise TD2048Error(f"bad --stages {text!r}: the thresholds must be given in rising order, each once")
+    return tuple(masks)
+
+
+def _name_of(tuples, isomorphisms: int) -> str:
+    """The preset's name when the tuples are a preset's (``4x6``, ``4x6/iso4``), else the hex tuples."""
+    hexes = tuple(tuple_to_hex(t) for t in tuples)
+    for name, (cells, default_iso) in PRESETS.items():
+        if cells == hexes:
+            return name if isomorphisms == default_iso else f"{name}/iso{isomorphisms}"
+    return ",".join(hexes)
+
+
+def tuple_to_hex(cells) -> str:
+    """A tuple's cells as hex digits: ``(0, 1, 2, 10)`` -> ``"012a"``."""
+    return "".join(f"{c:x}" for c in cells)
+
+
+def validate_tuples(tuples) -> None:
+    """Check that tuples make a network.
+
+    Parameters
+    ----------
+    tuples : sequence of sequence of int
+        Each tuple's cells.
+
+    Raises
+    ------
+    TD2048Error
+        No tuple, an empty or too long tuple, a cell outside 0..15, or a cell twice in a tuple.
+    """
+    if len(tuples) == 0:
+        raise TD2048Error("a network needs at least one tuple")
+    for t in tuples:
+        shown = "".join(f"{c:x}" if 0 <= c < 16 else f"<{c}>" for c in t)
+        if len(t) == 0:
+            raise TD2048Error("empty tuple in network")
+        if len(t) > MAX_TUPLE_CELLS:
+            raise TD2048Error(f"tuple {shown} has {len(t)} cells; at most {MAX_TUPLE_CELLS}")
+        for c in t:
+            if not 0 <= c < 16:
+                raise TD2048Error(f"tuple {shown}: cell {c} is outside 0..f")
+        if len(set(t)) != len(t):
+            raise TD2048Error(f"tuple {shown} repeats a cell")
+
+
+def parse_network(text: str, isomorphisms: int | None = None, clamp: int | None = None,
+                  stages: tuple[int, ...] = ()) -> NetworkSpec:
+    """A network spec from a preset name or hex tuples.
+
+    Parameters
+    ----------
+    text : str
+        A preset name (``4x6``; see :data:`PRESETS`) or hex tuples separated by commas (``012345,456789``).
+    isomorphisms : int or None
+        1, 4 or 8; None: the preset's default (8 for hex tuples).
+    clamp : int or None
+        The largest feature code (see :class:`NetworkSpec`); None: no clamp.
+    stages : tuple of int
+        Stage thresholds, as :func:`parse_stages` returns them.
+
+    Returns
+    -------
+    NetworkSpec
+        The network's specification.
+
+    Raises
+    ------
+    TD2048Error
+        On text that is neither a preset nor hex tuples, or a spec that makes no network.
+    """
+    text = text.strip()
+    if text in PRESETS:
+        cells, default_iso = PRESETS[text]
+        tuples = tuple(tuple(int(ch, 16) for ch in t) for t in cells)
+        iso = default_iso if isomorphisms is None else isomorphisms
+        name = text if iso == default_iso else f"{text}/iso{iso}"
+        return NetworkSpec(tuples, iso, name, clamp, stages)
+    parts = [p.strip() for p in text.split(",")]
+    if not text or any(p == "" for p in parts):
+        raise TD2048Error(f"bad network {text!r}: empty tuple (expected a preset such as 4x6 or hex tuples "
+                          "such as 012345,456789)")
+    tuples = []
+    for p in parts:
+        if not re.fullmatch(r"[0-9a-fA-F]+", p):
+            presets = ", ".join(PRESETS)
+            raise TD2048Error(f"bad network {text!r}: {p!r} is not a tuple of hex cells 0..f "
+                              f"(or a preset: {presets})")
+        tuples.append(tuple(int(ch, 16) for ch in p))
+    return NetworkSpec(tuple(tuples), 8 if isomorphisms is None else isomorphisms, clamp=clamp, stages=stages)
+
+
+_SIZE_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+               "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40, "k": 2**10, "m": 2**20, "g": 2**30}
+
+
+def parse_size(text: str) -> int:
+    """A size in bytes from text.
+
+    Parameters
+    ----------
+    text : str
+        ``512MB`` (10**6), ``4GiB`` (2**30), ``2G`` (2**30) or plain bytes.
+
+    Returns
+    -------
+    int
+        The size in bytes.
+
+    Raises
+    ------
+    TD2048Error
+        On text that is not a positive size.
+    """
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*", text)
+    if not m or m.group(2).lower() not in _SIZE_UNITS:
+        raise TD2048Error(f"bad size {text!r} (examples: 512MB, 4GiB, 2000000000)")
+    size = int(float(m.group(1)) * _SIZE_UNITS[m.group(2).lower()])
+    if size <= 0:
+        raise TD2048Error(f"bad size {text!r}: must be positive")
+    return size
+
+
+def format_bytes(n: int) -> str:
+    """``n`` bytes for people: ``256 MiB``, ``1.5 GiB``, ``12 B``."""
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n} B"
+
+
+def tuple_runs(cells) -> list[tuple[int, int, int]]:
+    """A tuple's runs of consecutive cells, each read with one shift and one mask.
+
+    Parameters
+    ----------
+    cells : sequence of int
+        The tuple's cells.
+
+    Returns
+    -------
+    list of (int, int, int)
+        Per run: its bit shift in the board, its mask, its bit place in the index. ``012456`` gives
+        ``[(0, 0xfff, 0), (16, 0xfff, 12)]``: cells 0-2 read from bit 0 to index bits 0-11, cells 4-6
+        from bit 16 to index bits 12-23.
+    """
+    runs = []  # (first cell, first position, length)
+    for i, c in enumerate(cells):
+        if runs and c == runs[-1][0] + runs[-1][2] and i == runs[-1][1] + runs[-1][2]:
+            runs[-1] = (runs[-1][0], runs[-1][1], runs[-1][2] + 1)
+        else:
+            runs.append((c, i, 1))
+    return [(4 * c, (1 << (4 * n)) - 1, 4 * i) for c, i, n in runs]
