@@ -11,6 +11,9 @@ so that its JavaScript holds no copy of the merge rules. Per game it embeds::
     placed  one hex digit per move: the cell of the tile placed after it
 
 About 25 bytes per move, so a page holds at most ``max_games`` games (the first ones of the file).
+
+The viewer (``viewer.js`` and ``viewer.css`` beside this module, the markup in :data:`VIEWER_HTML`) is
+inlined into the page, and the web app of ``td2048 serve`` shows records with the same files.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import html
 import json
 import os
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 from td2048.config import REPLAY_MAX_GAMES as MAX_GAMES
@@ -26,7 +30,7 @@ from td2048.errors import TD2048Error
 from td2048.games.tiles import GAMES, WIN_TILE, tile_code, tile_value
 from td2048.games.wide import MAX_WIDE_CODE, py_wide_move, wide_to_codes
 from td2048.io.atomic import atomic_open
-from td2048.judge import SLIDE, ParsedFile, RecordFormatError, check_rules, parse_records
+from td2048.judge import SLIDE, ParsedFile, RecordFormatError, check_rules, parse_record_text, parse_records
 from td2048.palette import LEVELS, level
 
 _DIGITS = "0123456789abcdefghijklmnopqrstuv"  # code -> one base-32 digit, read back by parseInt(c, 32)
@@ -83,6 +87,77 @@ def replay_game(parsed: ParsedFile, episode: int, game: str) -> dict:
             "boards": "".join(boards), "scores": scores, "moves": "".join(moves), "placed": "".join(placed)}
 
 
+def replay_data(parsed: ParsedFile, name: str | os.PathLike, game: str | None = None, show: int = 1,
+                max_games: int = MAX_GAMES) -> tuple[dict, ReplaySummary]:
+    """The viewer's data for parsed records (games, boards, the palette) and their summary (``size`` 0).
+
+    Parameters
+    ----------
+    parsed : ParsedFile
+        The records, as :func:`td2048.judge.parse_records` or :func:`td2048.judge.parse_record_text` read them.
+    name : str or os.PathLike
+        What the records are called in error messages (their file).
+    game : str or None
+        The rules to replay with; None detects them (:func:`detect_game`).
+    show : int
+        The game shown first, 1-based.
+    max_games : int
+        The most games replayed: the first ones.
+
+    Returns
+    -------
+    tuple of (dict, ReplaySummary)
+        The data that ``viewer.js`` shows (``show(data)``) and what it holds.
+
+    Raises
+    ------
+    TD2048Error
+        A record that breaks the rules, or ``show`` past the games replayed.
+    """
+    total = len(parsed.line_numbers)
+    embedded = min(total, max_games)
+    if not 1 <= show <= embedded:
+        raise TD2048Error(f"--show {show}: the page holds games 1 to {embedded} of {total}"
+                          + (" (raise --max-games)" if show > embedded < total else ""))
+    detected = game is None
+    if detected:
+        game = detect_game(parsed, name)
+    elif (violation := rule_violation(parsed, game)) is not None:
+        raise TD2048Error(f"{name}: {violation[1]}")
+    games = [replay_game(parsed, e, game) for e in range(embedded)]
+    data = {"total": total, "show": show - 1, "win": tile_code(game, WIN_TILE[game]), **palette_data(game),
+            "games": games}
+    return data, ReplaySummary(game, detected, total, embedded, sum(len(g["moves"]) for g in games), 0)
+
+
+def replay_text(text: str, name: str = "records", game: str | None = None,
+                max_games: int = MAX_GAMES) -> tuple[dict, ReplaySummary]:
+    """:func:`replay_data` of a record file's contents (the web app's replays: no file is read).
+
+    Raises
+    ------
+    TD2048Error
+        Text that is not records, or records that break the rules.
+    """
+    try:
+        parsed = parse_record_text(text, name)
+    except RecordFormatError as e:
+        raise TD2048Error(str(e) if str(e).startswith(f"{name}:") else f"{name}: {e}") from None
+    return replay_data(parsed, name, game, 1, max_games)
+
+
+def palette_data(game: str) -> dict:
+    """What the viewer paints cells with: ``colours`` by level, each code's ``levels`` and tile ``values``."""
+    return {"colours": LEVELS, "levels": [level(code, game) for code in range(MAX_WIDE_CODE + 1)],
+            "values": [tile_value(game, c) for c in range(MAX_WIDE_CODE + 1)]}
+
+
+def viewer_assets() -> dict[str, str]:
+    """The viewer's files: ``{"viewer.js": ..., "viewer.css": ...}`` (ASCII text)."""
+    folder = resources.files("td2048.io")
+    return {name: folder.joinpath(name).read_text(encoding="ascii") for name in ("viewer.js", "viewer.css")}
+
+
 def write_replay_html(records_path: str | os.PathLike, out_path: str | os.PathLike, game: str | None = None,
                       show: int = 1, max_games: int = MAX_GAMES) -> ReplaySummary:
     """Check and replay ``records_path``, write the page to ``out_path`` (atomically) showing game ``show``
@@ -91,66 +166,22 @@ def write_replay_html(records_path: str | os.PathLike, out_path: str | os.PathLi
         parsed = parse_records(records_path)
     except RecordFormatError as e:  # the judge's messages name the line; most do not name the file
         raise TD2048Error(str(e) if str(e).startswith(f"{records_path}:") else f"{records_path}: {e}") from None
-    total = len(parsed.line_numbers)
-    embedded = min(total, max_games)
-    if not 1 <= show <= embedded:
-        raise TD2048Error(f"--show {show}: the page holds games 1 to {embedded} of {total}"
-                          + (" (raise --max-games)" if show > embedded < total else ""))
-    detected = game is None
-    if detected:
-        game = detect_game(parsed, records_path)
-    elif (violation := rule_violation(parsed, game)) is not None:
-        raise TD2048Error(f"{records_path}: {violation[1]}")
-    games = [replay_game(parsed, e, game) for e in range(embedded)]
-    data = {"total": total, "show": show - 1, "win": tile_code(game, WIN_TILE[game]), "colours": LEVELS,
-            "levels": [level(code, game) for code in range(MAX_WIDE_CODE + 1)],
-            "values": [tile_value(game, c) for c in range(MAX_WIDE_CODE + 1)], "games": games}
-    page = (_PAGE.replace("__DATA__", json.dumps(data, separators=(",", ":")))
-            .replace("__TITLE__", html.escape(f"{Path(records_path).name}: {game} replay")))
+    data, summary = replay_data(parsed, records_path, game, show, max_games)
+    assets = viewer_assets()
+    page = (_PAGE.replace("__VIEWER_CSS__", assets["viewer.css"]).replace("__VIEWER_HTML__", VIEWER_HTML)
+            .replace("__VIEWER_JS__", assets["viewer.js"])
+            .replace("__DATA__", json.dumps(data, separators=(",", ":")))
+            .replace("__TITLE__", html.escape(f"{Path(records_path).name}: {summary.game} replay")))
     with atomic_open(out_path, "w") as f:
         f.write(page)
-    return ReplaySummary(game, detected, total, embedded, sum(len(g["moves"]) for g in games),
-                         len(page.encode()))
+    summary.size = len(page.encode())
+    return summary
 
 
-_PAGE = """<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>__TITLE__</title>
-<style>
-body { margin: 0; padding: 20px; background: #faf8ef; color: #776e65;
-       font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; }
-main { max-width: 760px; margin: 0 auto; }
-h1 { font-size: 22px; margin: 0 0 12px; color: #776e65; }
-h1 small { font-weight: normal; font-size: 15px; }
-#game { font: inherit; padding: 4px; max-width: 100%; margin-bottom: 14px; }
-.layout { display: flex; flex-wrap: wrap; gap: 24px; align-items: flex-start; }
-.panel { flex: 1; min-width: 280px; }
-#board { display: grid; grid-template-columns: repeat(4, 88px); grid-auto-rows: 88px; gap: 10px; padding: 10px;
-         background: #bbada0; border-radius: 8px; }
-.cell { display: flex; align-items: center; justify-content: center; border-radius: 5px; font-weight: bold;
-        background: rgba(238, 228, 218, 0.35); overflow: hidden; white-space: nowrap; }
-.cell.new { outline: 3px solid #8f7a66; outline-offset: -3px; }
-dl { display: grid; grid-template-columns: max-content 1fr; gap: 6px 14px; margin: 0 0 16px; font-size: 17px; }
-dt { font-weight: bold; }
-dd { margin: 0; font-variant-numeric: tabular-nums; }
-.controls { display: flex; flex-wrap: wrap; gap: 6px; align-items: center; margin-bottom: 12px; }
-button { font: inherit; padding: 5px 10px; border: 0; border-radius: 4px; background: #8f7a66; color: #f9f6f2;
-         cursor: pointer; min-width: 44px; }
-button:hover { background: #9f8b77; }
-#slider { width: 100%; margin: 0 0 12px; }
-.help { font-size: 13px; }
-kbd { border: 1px solid #bbada0; border-radius: 3px; padding: 0 4px; background: #fff; }
-</style>
-</head>
-<body>
-<main>
-<h1>__TITLE__ <small id="about"></small></h1>
-<label>Game <select id="game" aria-label="game"></select></label>
+# The viewer's markup: viewer.js finds its parts by these ids (one viewer on a page).
+VIEWER_HTML = """<label>Game <select id="game" aria-label="game"></select></label>
 <div class="layout">
-  <div id="board" aria-label="board"></div>
+  <div id="board" class="board" aria-label="board"></div>
   <div class="panel">
     <dl>
       <dt>Score</dt><dd id="score"></dd>
@@ -174,114 +205,31 @@ kbd { border: 1px solid #bbada0; border-radius: 3px; padding: 0 4px; background:
     <p class="help"><kbd>space</kbd> play / pause, <kbd>&#x2190;</kbd> <kbd>&#x2192;</kbd> step,
       <kbd>Home</kbd> <kbd>End</kbd> first / last board, <kbd>&#x2191;</kbd> <kbd>&#x2193;</kbd> speed</p>
   </div>
-</div>
+</div>"""
+
+_PAGE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>__TITLE__</title>
+<style>
+body { margin: 0; padding: 20px; background: #faf8ef; color: #776e65;
+       font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; }
+main { max-width: 760px; margin: 0 auto; }
+h1 { font-size: 22px; margin: 0 0 12px; color: #776e65; }
+h1 small { font-weight: normal; font-size: 15px; }
+__VIEWER_CSS__</style>
+</head>
+<body>
+<main>
+<h1>__TITLE__ <small id="about"></small></h1>
+__VIEWER_HTML__
 </main>
 <script type="application/json" id="replay-data">__DATA__</script>
 <script>
-"use strict";
-// Only shows the boards computed by td2048 (see td2048/io/replay_html.py): no game rules here.
-const data = JSON.parse(document.getElementById("replay-data").textContent);
-const $ = (id) => document.getElementById(id);
-// td2048's palette by level (td2048/palette.py: 1 = the smallest tile ... 11 = the win tile, darker beyond)
-const COLOURS = data.colours;
-const FONT = [40, 40, 40, 34, 28, 23, 19, 16, 14, 13, 12];  // px by digits of the value
-const DIRECTIONS = {U: "\\u2191 up", R: "\\u2192 right", D: "\\u2193 down", L: "\\u2190 left"};
-const cells = [];
-let game = null, step = 0, timer = null;
-
-// each code's level, from td2048/palette.py: the win tile (2048 or 2584) is gold in both games
-const level = (code) => data.levels[code];
-
-function render() {
-  const board = game.boards.substr(16 * step, 16);
-  const placed = step > 0 ? parseInt(game.placed[step - 1], 16) : -1;
-  let largest = 0;
-  for (let i = 0; i < 16; i++) {
-    const code = parseInt(board[i], 32), cell = cells[i], text = code ? String(data.values[code]) : "";
-    largest = Math.max(largest, code);
-    cell.dataset.code = code;
-    cell.textContent = text;
-    cell.classList.toggle("new", i === placed);
-    cell.style.background = code ? COLOURS[level(code)] : "";
-    cell.style.color = level(code) <= 2 ? "#776e65" : "#f9f6f2";
-    cell.style.fontSize = FONT[Math.min(text.length, FONT.length - 1)] + "px";
-  }
-  $("score").textContent = game.scores[step];
-  $("move").textContent = step + " / " + (game.scores.length - 1);
-  $("largest").textContent = data.values[largest];
-  $("last").textContent = step > 0 ? DIRECTIONS[game.moves[step - 1]] : "\\u2014";
-  $("slider").value = step;
-  $("board").dataset.step = step;
-}
-
-function go(t) {
-  step = Math.max(0, Math.min(t, game.scores.length - 1));
-  render();
-}
-
-function pause() {
-  clearTimeout(timer);
-  timer = null;
-  $("play").textContent = "play";
-}
-
-function tick() {
-  if (step >= game.scores.length - 1) return pause();
-  go(step + 1);
-  timer = setTimeout(tick, 1000 / Number($("speed").value));
-}
-
-function play() {
-  if (timer !== null) return pause();
-  if (step >= game.scores.length - 1) go(0);
-  $("play").textContent = "pause";
-  timer = setTimeout(tick, 1000 / Number($("speed").value));
-}
-
-function pick(index) {
-  pause();
-  game = data.games[index];
-  $("game").value = index;
-  $("board").dataset.game = index + 1;
-  $("slider").max = game.scores.length - 1;
-  go(0);
-}
-
-function faster(by) {
-  const speed = $("speed");
-  speed.selectedIndex = Math.max(0, Math.min(speed.selectedIndex + by, speed.options.length - 1));
-}
-
-for (let i = 0; i < 16; i++) {
-  const cell = document.createElement("div");
-  cell.className = "cell";
-  cell.dataset.cell = i;
-  $("board").appendChild(cell);
-  cells.push(cell);
-}
-data.games.forEach((g, i) => $("game").add(new Option(
-  `Game ${i + 1}: score ${g.score}, largest tile ${g.largest}, ${g.moves.length} moves`, i)));
-$("about").textContent = data.games.length < data.total ?
-  `(games 1 to ${data.games.length} of ${data.total})` : `(${data.total} game${data.total > 1 ? "s" : ""})`;
-$("game").addEventListener("change", (e) => pick(Number(e.target.value)));
-$("slider").addEventListener("input", (e) => { pause(); go(Number(e.target.value)); });
-$("first").addEventListener("click", () => { pause(); go(0); });
-$("back").addEventListener("click", () => { pause(); go(step - 1); });
-$("play").addEventListener("click", play);
-$("forward").addEventListener("click", () => { pause(); go(step + 1); });
-$("end").addEventListener("click", () => { pause(); go(Infinity); });
-document.addEventListener("keydown", (e) => {
-  const tag = e.target.tagName;
-  // a focused picker or slider keeps its own keys, but space always plays / pauses
-  if (tag === "SELECT" || (tag === "INPUT" && e.key !== " ")) return;
-  const actions = {" ": play, ArrowLeft: () => $("back").click(), ArrowRight: () => $("forward").click(),
-                   Home: () => $("first").click(), End: () => $("end").click(),
-                   ArrowUp: () => faster(1), ArrowDown: () => faster(-1)};
-  if (!(e.key in actions)) return;
-  e.preventDefault();
-  actions[e.key]();
-});
-pick(data.show);
+__VIEWER_JS__
+replayViewer()(JSON.parse(document.getElementById("replay-data").textContent));
 </script>
 </body>
 </html>
