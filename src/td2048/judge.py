@@ -77,6 +77,17 @@ def parse_records(path: str | Path) -> ParsedFile:
         raise TD2048Error(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as e:
         raise TD2048Error(f"{path}: cannot read ({e})") from None
+    return parse_record_text(text, path)
+
+
+def parse_record_text(text: str, name: str | Path = "records") -> ParsedFile:
+    """The records of ``text`` (a file's contents; ``name`` names it in the error of a file without episodes).
+
+    Raises
+    ------
+    RecordFormatError
+        A line that does not follow the grammar, or no episode at all.
+    """
     kinds, args, codes, starts, texts, numbers = [], [], [], [], [], []
     durations = player_ms = env_ms = 0
     for number, line in enumerate(text.split("\n"), start=1):
@@ -118,7 +129,7 @@ def parse_records(path: str | Path) -> ParsedFile:
         durations += tock - tick
     starts.append(len(kinds))
     if len(numbers) == 0:
-        raise RecordFormatError(f"{path}: no episodes")
+        raise RecordFormatError(f"{name}: no episodes")
     return ParsedFile(np.array(kinds, np.int8), np.array(args, np.int8), np.array(codes, np.int8),
                       np.array(starts, np.int64), texts, numbers, durations, player_ms, env_ms)
 
