@@ -33,12 +33,16 @@ tables one after another and then one marker per stage), ``accumulators`` (versi
 A truncated or corrupted file, a file of another format and a newer format version are
 refused with one line naming the file; writes are atomic, so a crash during a save leaves the
 previous file whole. A file without accumulators is written as version 1, so older td2048 reads it.
+A model file compressed with xz (``xz -9 model.td2048``: ``model.td2048.xz``) loads as the file itself:
+the reader knows xz's magic and decompresses in memory.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import io
 import json
+import lzma
 import os
 import struct
 import time
@@ -57,6 +61,7 @@ END_MAGIC = b"TDND"
 FORMAT = "td2048-model"
 VERSION = 2  # 2: TC accumulators after the weights (written only when present)
 EXTENSION = ".td2048"
+XZ_MAGIC = b"\xfd7zXZ\x00"  # a file that starts so is read through lzma (``.td2048.xz``)
 _ALIGN = 64
 _PREFIX = struct.Struct("<8sII")
 _TRAILER = struct.Struct("<QI4s")
@@ -107,6 +112,15 @@ def save_model(path: str | os.PathLike, network: Network, game: str | None = Non
         f.write(_TRAILER.pack(offset + sum(a.nbytes for a in arrays), crc, END_MAGIC))
 
 
+def _decompressed(f, path: Path) -> io.BytesIO:
+    """The model file inside an xz stream (``xz -9 model.td2048`` makes one), in memory."""
+    f.seek(0)
+    try:
+        return io.BytesIO(lzma.decompress(f.read()))
+    except (lzma.LZMAError, EOFError):
+        raise TD2048Error(f"{path}: truncated or damaged compressed model file (xz)") from None
+
+
 def _pause_for_tests() -> None:
     """Fault injection: ``TD2048_TEST_SLOW_SAVE=SECONDS`` holds every save half-written that long,
     so tests can kill a real process in the middle of writing a snapshot."""
@@ -123,6 +137,10 @@ def read_model(path: str | os.PathLike) -> tuple[dict, np.ndarray]:
     try:
         with open(path, "rb") as f:
             size = os.fstat(f.fileno()).st_size
+            if f.read(len(XZ_MAGIC)) == XZ_MAGIC:  # a compressed model (.td2048.xz): the same bytes inside
+                f = _decompressed(f, path)
+                size = f.getbuffer().nbytes
+            f.seek(0)
             prefix = f.read(_PREFIX.size)
             if len(prefix) < _PREFIX.size or prefix[:8] != MAGIC:
                 raise TD2048Error(f"{path}: not a td2048 model file")
