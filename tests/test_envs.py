@@ -96,26 +96,143 @@ def test_vector_env_plays_the_single_envs_games(game):
             else:
                 o, r, t, _, inf = env.step(int(actions[i]))
                 single[i] = (o, inf)
-                assert (r, t, inf["illegal"]) == (rewards[i], terminated[i], infos["illegal"][i])
+                assert (r, t) == (rewards[i], terminated[i])
+                assert all(np.array_equal(inf[key], infos[key][i]) for key in inf)
         ended = terminated.copy()
         endings += int(terminated.sum())
         results = [(out[0], out[4]) for out in steps_out]
     assert endings >= 2  # the comparison went through autoresets
 
 
-def test_reset_seeds_and_truncation():
+def test_reset_seeds():
     env = gym.make("td2048/2048-v0")
     first = env.reset(seed=11)[0]
     env.step(int(np.flatnonzero(env.reset(seed=11)[1]["action_mask"])[0]))
     assert np.array_equal(env.reset(seed=11)[0], first)
-    vector = gym.make_vec("td2048/2048-v0", num_envs=3, max_episode_steps=4)
+    vector = gym.make_vec("td2048/2048-v0", num_envs=3)
     obs, infos = vector.reset(seed=[11, 5, 6])
     assert np.array_equal(obs[0], first)
+
+
+def _always(action):
+    return lambda info: action
+
+
+def _first_illegal(info):
+    """An illegal move where there is one, else the first legal one: a policy that never leaves a game by itself."""
+    mask = np.asarray(info["action_mask"])
+    return int(np.argmin(mask)) if not mask.all() else 0
+
+
+@pytest.mark.parametrize("on_illegal", ["ignore", "penalty", "end"])
+def test_no_policy_plays_forever(on_illegal):
+    """A policy that plays an illegal move whenever there is one ends every game in both environments: "end" at
+    its first illegal move (terminated), else after max_illegal in a row (truncated), with reward 0 or the
+    penalty; the vector environment cuts the same games at the same steps."""
+    kwargs = {"on_illegal": on_illegal, "illegal_penalty": 2.5, "max_illegal": 5}
+    n = 3
+    singles = [td2048.TileGameEnv(**kwargs) for _ in range(n)]
+    vector = td2048.TileGameVectorEnv(n, **kwargs)
+    infos = [env.reset(seed=20 + i)[1] for i, env in enumerate(singles)]
+    v_obs, v_infos = vector.reset(seed=20)
+    for i, env in enumerate(singles):
+        steps = illegal_run = 0
+        while True:
+            obs, reward, terminated, truncated, info = env.step(_first_illegal(infos[i]))
+            steps += 1
+            illegal_run = illegal_run + 1 if info["illegal"] else 0
+            if info["illegal"]:
+                assert reward == (-2.5 if on_illegal == "penalty" else 0.0)
+            if terminated or truncated:
+                break
+            infos[i] = info
+            assert steps < 1000
+        if on_illegal == "end":
+            assert terminated and not truncated and info["illegal"] and illegal_run == 1
+        else:
+            assert truncated and not terminated and illegal_run == 5
+        with pytest.raises(TD2048Error, match="reset"):
+            env.step(0)
+        # the vector environment's board i plays the same game and ends it at the same step
+        for _ in range(steps):
+            actions = np.array([_first_illegal({"action_mask": m}) for m in v_infos["action_mask"]])
+            v_obs, v_rewards, v_terminated, v_truncated, v_infos = vector.step(actions)
+        assert (v_terminated[i], v_truncated[i], v_rewards[i], v_infos["illegal"][i]) == (
+            terminated, truncated, reward, info["illegal"])
+        assert np.array_equal(v_obs[i], obs)
+        v_obs, v_infos = vector.reset(seed=20)
+
+
+def test_max_episode_steps_has_one_meaning():
+    """max_episode_steps counts every step, legal or not, in the single environment, in gym.make's TimeLimit and
+    in the vector environment; a game cut there starts anew at the vector environment's next step."""
+    limit = 7
+    made = gym.make("td2048/2048-v0", max_episode_steps=limit)
+    own = td2048.TileGameEnv(max_episode_steps=limit)
+    vector = td2048.TileGameVectorEnv(2, max_episode_steps=limit)
+    cut_at = []
+    for env in (made, own):
+        info = env.reset(seed=4)[1]
+        flags = []
+        for _ in range(limit):  # an illegal move where there is one: the illegal steps count too
+            _, _, terminated, truncated, info = env.step(_first_illegal(info))
+            flags.append((terminated, truncated, info["illegal"]))
+        assert flags[-1][1] and not any(t for _, t, _ in flags[:-1])
+        assert any(ill for _, _, ill in flags)
+        cut_at.append(flags)
+    assert cut_at[0] == cut_at[1]
+    infos = vector.reset(seed=4)[1]
     truncations = []
-    for _ in range(10):
-        obs, rewards, terminated, truncated, infos = vector.step(np.argmax(infos["action_mask"], 1))
+    for k in range(2 * limit + 1):
+        actions = np.array([_first_illegal({"action_mask": m}) for m in infos["action_mask"]])
+        _, _, terminated, truncated, infos = vector.step(actions)
         truncations.append(bool(truncated[0]))
-    assert truncations == [False, False, False, True, False] + [False, False, False, True, False]  # 5th: new game
+        if k < limit:
+            assert (bool(terminated[0]), bool(truncated[0]), bool(infos["illegal"][0])) == cut_at[0][k]
+    assert truncations == [False] * (limit - 1) + [True, False] + [False] * (limit - 1) + [True]
+
+
+def test_action_masks_and_reset_mask():
+    env = td2048.TileGameEnv()
+    _, info = env.reset(seed=3)
+    assert env.action_masks().dtype == bool and np.array_equal(env.action_masks(), info["action_mask"] == 1)
+    vector = td2048.TileGameVectorEnv(4)
+    obs, infos = vector.reset(seed=3)
+    assert np.array_equal(vector.action_masks(), infos["action_mask"] == 1)
+    for _ in range(5):
+        obs, _, _, _, infos = vector.step(np.argmax(infos["action_mask"], 1))
+    mask = np.array([False, True, False, True])
+    again, again_infos = vector.reset(seed=3, options={"reset_mask": mask})
+    fresh, _ = td2048.TileGameVectorEnv(4).reset(seed=3)
+    assert np.array_equal(again[mask], fresh[mask]) and np.array_equal(again[~mask], obs[~mask])
+    assert again_infos["moves"].tolist() == [5, 0, 5, 0]
+    with pytest.raises(TD2048Error, match="reset_mask"):
+        vector.reset(options={"reset_mask": [True]})
+    with pytest.raises(TD2048Error, match="option"):
+        vector.reset(options={"bad": 1})
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_observations_agree(game):
+    """The three observations of one board say the same thing; the vector environment's infos hold the single
+    environment's keys."""
+    envs = {kind: td2048.TileGameEnv(game=game, observation=kind) for kind in ("codes", "onehot", "onehot_flat")}
+    obs = {kind: env.reset(seed=8)[0] for kind, env in envs.items()}
+    for _ in range(30):
+        action = int(np.argmax(envs["codes"].action_masks()))
+        obs = {kind: env.step(action)[0] for kind, env in envs.items()}
+    planes = 16 if game == "2048" else 32
+    assert obs["onehot"].shape == (planes, 4, 4) and obs["onehot_flat"].shape == (planes * 16,)
+    assert obs["onehot_flat"].dtype == np.float32 and envs["onehot_flat"].observation_space.contains(obs["onehot_flat"])
+    assert np.array_equal(obs["onehot"].argmax(0), obs["codes"])
+    assert np.array_equal(obs["onehot_flat"].reshape(planes, 4, 4), obs["onehot"])
+    vector = td2048.TileGameVectorEnv(2, game=game, observation="onehot_flat", copy=False)
+    v_obs, v_infos = vector.reset(seed=8)
+    _, info = td2048.TileGameEnv(game=game).reset(seed=8)
+    assert {k for k in v_infos if not k.startswith("_")} == set(info)
+    assert all(v_infos["_" + k].all() for k in info)
+    assert int(v_infos["max_tile"][0]) == info["max_tile"] == int(td2048.TileGameEnv(game=game).reset(seed=8)[1][
+        "max_tile"])
 
 
 def test_bad_input_is_one_clear_error():
@@ -125,6 +242,14 @@ def test_bad_input_is_one_clear_error():
         td2048.TileGameEnv(game="2584", cells=4)
     with pytest.raises(TD2048Error, match="observation"):
         td2048.TileGameEnv(observation="pixels")
+    with pytest.raises(TD2048Error, match="on_illegal must be one of 'ignore', 'penalty', 'end'"):
+        td2048.TileGameEnv(on_illegal="skip")
+    with pytest.raises(TD2048Error, match="max_illegal must be a positive integer"):
+        td2048.TileGameVectorEnv(2, max_illegal=0)
+    with pytest.raises(TD2048Error, match="max_episode_steps must be a positive integer or None"):
+        td2048.TileGameVectorEnv(2, max_episode_steps=2.5)
+    with pytest.raises(TD2048Error, match="illegal_penalty must be a finite number"):
+        td2048.TileGameEnv(illegal_penalty=float("nan"))
     env = td2048.TileGameEnv()
     env.reset(seed=1)
     with pytest.raises(TD2048Error, match="action must be 0..3"):

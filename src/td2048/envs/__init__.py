@@ -9,8 +9,10 @@ and Gymnasium are imported, in either order::
 
 ``import td2048`` does not import Gymnasium itself (a third of the CLI's start-up time): a
 post-import hook registers the environments when Gymnasium is imported. (``wrapt`` has such
-hooks, but importing it costs about half as much as Gymnasium.) See
-:mod:`td2048.envs.game_env` for observations, actions, rewards and the choices made.
+hooks, but importing it costs about half as much as Gymnasium.) The classes' docstrings
+(:class:`~td2048.envs.game_env.TileGameEnv`, :class:`~td2048.envs.game_env.TileGameVectorEnv`)
+specify observations, actions, rewards and the ends of games; ``TileGameSB3VecEnv``
+(:mod:`td2048.envs.sb3`) is the same boards behind Stable-Baselines3's ``VecEnv``.
 """
 
 from __future__ import annotations
@@ -74,12 +76,16 @@ def register_when_imported() -> None:
         sys.meta_path.insert(0, _AfterImport("gymnasium", register))
 
 
-def __getattr__(name):  # the environment classes import Gymnasium: only when asked for
+def __getattr__(name):  # the environment classes import Gymnasium (and SB3): only when asked for
     if name in ("TileGameEnv", "TileGameVectorEnv"):
         from td2048.envs import game_env
 
         return getattr(game_env, name)
+    if name == "TileGameSB3VecEnv":
+        from td2048.envs import sb3
+
+        return sb3.TileGameSB3VecEnv
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["ENV_IDS", "TileGameEnv", "TileGameVectorEnv", "register", "register_when_imported"]
+__all__ = ["ENV_IDS", "TileGameEnv", "TileGameSB3VecEnv", "TileGameVectorEnv", "register", "register_when_imported"]

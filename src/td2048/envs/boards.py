@@ -1,9 +1,11 @@
 """Boards stepped together by the compiled kernels of :mod:`td2048.kernels.env`: the one core
-under both Gymnasium environments (the single one is this with one board), so that they play
-the same games from the same seeds."""
+under every environment (the single one is this with one board; the Stable-Baselines3 one
+restarts ended games in the same step), so that they all play the same games from the same
+seeds. The environments' options are checked here, once for all of them."""
 
 from __future__ import annotations
 
+import math
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -16,6 +18,10 @@ from td2048.kernels import env as kernels
 from td2048.rng import make_rng_state
 
 GAMES = ("2048", "2584")
+ON_ILLEGAL = ("ignore", "penalty", "end")
+OBSERVATIONS = ("codes", "onehot", "onehot_flat")
+RENDER_MODES = ["ansi", "rgb_array"]
+DEFAULT_MAX_ILLEGAL = 32  # illegal moves in a row that cut a game: a policy that repeats one never loops forever
 
 
 def check_game(game: str, cells: int | None) -> int:
@@ -28,20 +34,86 @@ def check_game(game: str, cells: int | None) -> int:
     return cells
 
 
-class Boards:
-    """``n`` games, each with its own random state; ``step(actions)`` moves every one of them."""
+def check_choice(name: str, value, choices) -> None:
+    if value not in choices:
+        raise TD2048Error(f"{name} must be one of {', '.join(map(repr, choices))}, not {value!r}")
 
-    def __init__(self, n: int, game: str = "2048", cells: int | None = None, threads: int = 1):
-        if not isinstance(n, int) or n < 1:
-            raise TD2048Error(f"the number of boards must be a positive integer, not {n!r}")
-        if not isinstance(threads, int) or threads < 1:
-            raise TD2048Error(f"threads must be a positive integer, not {threads!r}")
-        self.n, self.game, self.threads = n, game, min(threads, n)
+
+def _positive_int(name: str, value, none_ok: bool = False) -> None:
+    if value is None and none_ok:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+        raise TD2048Error(f"{name} must be a positive integer{' or None' if none_ok else ''}, not {value!r}")
+
+
+def make_rules(on_illegal: str = "ignore", illegal_penalty: float = 1.0, max_illegal: int = DEFAULT_MAX_ILLEGAL,
+               max_episode_steps: int | None = None) -> np.ndarray:
+    """The kernels' ``rules`` (what an illegal move does, when a game is cut) from the environments' options.
+
+    Parameters
+    ----------
+    on_illegal : {"ignore", "penalty", "end"}
+        What an illegal move does besides leaving the board as it is.
+    illegal_penalty : float
+        What an illegal move costs with ``on_illegal="penalty"`` (its reward is minus this).
+    max_illegal : int
+        Illegal moves in a row that truncate the game.
+    max_episode_steps : int or None
+        Steps (legal or illegal) that truncate a game; None: no limit.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64[N_RULES], indexed by the positions that :mod:`td2048.kernels.env` names.
+
+    Raises
+    ------
+    TD2048Error
+        On an option out of its range.
+    """
+    check_choice("on_illegal", on_illegal, ON_ILLEGAL)
+    if isinstance(illegal_penalty, bool) or not isinstance(illegal_penalty, int | float | np.number) \
+            or not math.isfinite(illegal_penalty):
+        raise TD2048Error(f"illegal_penalty must be a finite number, not {illegal_penalty!r}")
+    _positive_int("max_illegal", max_illegal)
+    _positive_int("max_episode_steps", max_episode_steps, none_ok=True)
+    rules = np.zeros(kernels.N_RULES, np.float64)
+    rules[kernels.ON_ILLEGAL] = ON_ILLEGAL.index(on_illegal)
+    rules[kernels.PENALTY_VALUE] = illegal_penalty
+    rules[kernels.MAX_ILLEGAL] = max_illegal
+    rules[kernels.MAX_STEPS] = max_episode_steps or 0
+    return rules
+
+
+class Boards:
+    """``n`` games, each with its own random state; ``step(actions)`` moves every one of them.
+
+    Parameters
+    ----------
+    n : int
+        The number of boards.
+    game : {"2048", "2584"}
+        The game they play.
+    cells : int or None
+        Bits per cell (4 or 5 for 2048, 5 for 2584; None: the game's default).
+    threads : int
+        Threads that step disjoint ranges of the boards.
+    rules : numpy.ndarray or None
+        From :func:`make_rules` (None: its defaults).
+    """
+
+    def __init__(self, n: int, game: str = "2048", cells: int | None = None, threads: int = 1,
+                 rules: np.ndarray | None = None):
+        _positive_int("the number of boards", n)
+        _positive_int("threads", threads)
+        self.n, self.game, self.threads = int(n), game, min(threads, n)
         self.cells = check_game(game, cells)
         self.wide = self.cells == 5
         self.max_code = 31 if self.wide else 15
+        self.planes = self.max_code + 1
         self.values = np.array([tile_value(game, c) for c in range(self.max_code + 1)], np.int64)
         self.table = wide_row_table(game) if self.wide else row_table()
+        self.rules = make_rules() if rules is None else rules
         words = (n, 2) if self.wide else (n,)
         self.boards = np.zeros(words, np.uint64)
         self.afters = np.zeros((n, 4, 2) if self.wide else (n, 4), np.uint64)
@@ -51,37 +123,59 @@ class Boards:
         self.codes = np.zeros((n, 16), np.int8)  # the observation: 16 cell codes a board, row-major
         self.rewards = np.zeros(n, np.float64)  # as Gymnasium hands them out: no conversion a step
         self.terminated = np.zeros(n, np.bool_)
+        self.truncated = np.zeros(n, np.bool_)
         self.illegal = np.zeros(n, np.bool_)
         self.masks = np.zeros((n, 4), np.int8)
+        self.counts = np.zeros((n, kernels.N_COUNTS), np.int64)  # score, moves, steps, illegal run, max tile
         self.no_actions = np.zeros(n, np.int64)
         bounds = np.linspace(0, n, self.threads + 1).astype(np.int64)
         self.ranges = list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
         self._pool = ThreadPoolExecutor(self.threads - 1) if self.threads > 1 else None
 
-    def seed(self, seeds: list[int | None]) -> None:
-        """A random state per board from its seed (None: fresh entropy)."""
-        for i, s in enumerate(seeds):
+    @property
+    def scores(self) -> np.ndarray:
+        """The games' scores (a view: the next step changes it)."""
+        return self.counts[:, kernels.SCORE]
+
+    @property
+    def moves(self) -> np.ndarray:
+        """The games' legal moves so far (a view)."""
+        return self.counts[:, kernels.MOVES]
+
+    @property
+    def max_tiles(self) -> np.ndarray:
+        """The games' largest tiles (a view)."""
+        return self.counts[:, kernels.MAX_TILE]
+
+    def seed(self, seeds, which: np.ndarray | None = None) -> None:
+        """A random state per board from its seed (None: fresh entropy); ``which``: the boards the seeds are for
+        (indices; all when None)."""
+        for i, s in zip(range(self.n) if which is None else which, seeds):
             self.rngs[i] = make_rng_state(s)
 
     def reset(self, which: np.ndarray | None = None) -> None:
-        """Start new games on the boards ``which`` (a bool mask; all when None)."""
+        """Start new games on the boards ``which`` (a bool mask; all when None); the others stay as they are."""
         if which is None:
             self.pending[:] = True
-        else:
-            self.pending |= which
+            self.start_pending()
+            return
+        waiting = self.pending & ~which  # ended games that are not reset now start at their next step
+        self.pending[:] = which
+        self.start_pending()
+        self.pending |= waiting
+
+    def start_pending(self) -> None:
+        """Start new games on the boards whose games ended or were cut (a reset in the same step)."""
         self.step(self.no_actions, starts_only=True)
 
     def step(self, actions: np.ndarray, starts_only: bool = False) -> None:
         """Move every board by its action (a board whose game ended at the last step starts a new one
         instead); ``starts_only``: only such boards move."""
-        if self.wide:
-            fn, args = kernels.step_wide, (self.table, self.boards, self.afters, self.gains, self.rngs, self.pending,
-                                           actions, self.codes, self.rewards, self.terminated, self.illegal,
-                                           self.masks, starts_only)
-        else:
-            fn, args = kernels.step_narrow, (self.table, self.boards, self.afters, self.gains, self.rngs,
-                                             self.pending, actions, self.codes.view(np.uint64), self.rewards,
-                                             self.terminated, self.illegal, self.masks, starts_only)
+        out = self.codes if self.wide else self.codes.view(np.uint64)
+        fn = kernels.step_wide if self.wide else kernels.step_narrow
+        args = (self.table, self.values, self.boards, self.afters, self.gains, self.rngs, self.pending, actions,
+                self.rules, out, self.rewards, self.terminated, self.truncated, self.illegal, self.masks,
+                self.counts, starts_only)
         if self._pool is None:
             fn(*args, 0, self.n)
             return
@@ -99,6 +193,32 @@ class Boards:
         if a.size and (a.min() < 0 or a.max() > 3):
             raise TD2048Error("actions must be 0..3 (up, right, down, left)")
         return a.astype(np.int64, copy=False)
+
+    def observations(self, kind: str, rows: np.ndarray | None = None, out: np.ndarray | None = None) -> np.ndarray:
+        """The observations of every board (or of ``rows``) as ``kind`` (one of :data:`OBSERVATIONS`): a new array,
+        or ``out`` filled."""
+        codes = self.codes if rows is None else self.codes[rows]
+        if kind == "codes":
+            shaped = codes.reshape(-1, 4, 4)
+            if out is None:
+                return shaped.copy()
+            out[...] = shaped
+            return out
+        if out is None:
+            shape, dtype = self.observation_shape(kind)
+            out = np.empty((len(codes), *shape), dtype)
+        flat = out.reshape(len(codes), self.planes * 16)
+        kernels.onehot(codes, flat)
+        return out
+
+    def observation_shape(self, kind: str) -> tuple[tuple[int, ...], type]:
+        """(shape, dtype) of one board's observation as ``kind``."""
+        check_choice("observation", kind, OBSERVATIONS)
+        if kind == "codes":
+            return (4, 4), np.int8
+        if kind == "onehot":
+            return (self.planes, 4, 4), np.uint8
+        return (self.planes * 16,), np.float32
 
     def tiles(self, i: int) -> np.ndarray:
         """Board ``i`` as a 4x4 array of tile values."""

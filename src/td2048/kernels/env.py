@@ -7,11 +7,19 @@ move). A step is then one lookup, one new tile and the four slides of the new bo
 
 Per board ``i``: ``boards[i]`` (the state; ``(lo, hi)`` rows on 5-bit cells), ``afters[i, a]``
 and ``gains[i, a]`` (afterstate and reward of move ``a``), ``rngs[i]`` (its own xoshiro
-state), ``pending[i]`` (the game ended at the last step: this step starts a new one; the
-Gymnasium "next step" autoreset). A step writes ``obs[i]`` (16 cell codes, row-major),
-``rewards[i]`` (float64), ``terminated[i]``, ``illegal[i]`` and ``masks[i]``; an illegal action
-leaves the board as it is, with reward 0. ``lo..hi`` is the range of boards: threads step
-disjoint ranges of the same arrays.
+state), ``pending[i]`` (its game ended or was cut at the last step: this step starts a new one;
+the Gymnasium "next step" autoreset) and ``counts[i]`` (the game's score, legal moves, steps,
+illegal moves in a row and largest tile, at the positions named below). A step writes ``obs[i]``
+(16 cell codes, row-major), ``rewards[i]`` (float64), ``terminated[i]``, ``truncated[i]``,
+``illegal[i]`` and ``masks[i]``. ``lo..hi`` is the range of boards: threads step disjoint ranges
+of the same arrays.
+
+An illegal action (one that moves no tile) leaves the board, its observation and its mask as
+they are; ``rules`` say what else it does (positions named below): with ``ON_ILLEGAL`` =
+``IGNORE`` its reward is 0, with ``PENALTY`` it is ``-rules[PENALTY_VALUE]``, with ``END`` it
+ends the game (``terminated``, reward 0). ``rules[MAX_ILLEGAL]`` illegal moves in a row truncate
+the game; ``rules[MAX_STEPS]`` steps of a game (every action counts, legal or not; 0: no limit)
+truncate it too, as Gymnasium's ``TimeLimit`` does (also at a step that terminates it).
 """
 
 import numpy as np
@@ -21,9 +29,18 @@ from td2048.games.bitboard import ROW_MASK, U64, transpose
 from td2048.games.game2048 import new_game, spawn_tile
 from td2048.games.wide import wide_move, wide_new_game, wide_spawn_tile
 
+# counts[i, ...]: the positions of a board's counters
+SCORE, MOVES, STEPS, RUN, MAX_TILE = 0, 1, 2, 3, 4
+N_COUNTS = 5
+# rules[...]: what an illegal move does and when a game is cut
+ON_ILLEGAL, PENALTY_VALUE, MAX_ILLEGAL, MAX_STEPS = 0, 1, 2, 3
+N_RULES = 4
+IGNORE, PENALTY, END = 0, 1, 2  # rules[ON_ILLEGAL]
+
 _U0 = U64(0)
 _U4 = U64(4)
 _U8 = U64(8)
+_U15 = U64(15)
 _U16 = U64(16)
 _U32 = U64(32)
 _LOW32 = U64(0xFFFFFFFF)
@@ -58,6 +75,14 @@ def _nibbles_to_bytes(x):
 
 
 @njit(inline="always")
+def _max_nibble(b):
+    top = _U0
+    for c in range(16):
+        top = max(top, (b >> U64(4 * c)) & _U15)
+    return np.int64(top)
+
+
+@njit(inline="always")
 def _arrive(table, b, afters, gains, masks, i):
     """Store board ``b``'s afterstates, rewards and legal moves (up, right, down, left); True when one is legal."""
     left, right, row_gain = _slide_both(table, b)
@@ -79,42 +104,80 @@ def _arrive(table, b, afters, gains, masks, i):
     return any_legal
 
 
+@njit(inline="always")
+def _start(counts, i):
+    """A new game's counters; the step that starts it is no step of the game."""
+    for k in range(N_COUNTS):
+        counts[i, k] = 0
+
+
+@njit(inline="always")
+def _illegal_step(rules, counts, rewards, terminated, truncated, pending, i):
+    """The outcome of an illegal action on board ``i``, after its step was counted."""
+    counts[i, RUN] += 1
+    mode = rules[ON_ILLEGAL]
+    rewards[i] = -rules[PENALTY_VALUE] if mode == PENALTY else 0.0
+    over = mode == END
+    cut = (rules[MAX_STEPS] > 0 and counts[i, STEPS] >= rules[MAX_STEPS]) or (
+        counts[i, RUN] >= rules[MAX_ILLEGAL] and not over)
+    terminated[i] = over
+    truncated[i] = cut
+    pending[i] = over or cut
+
+
+@njit(inline="always")
+def _legal_step(rules, counts, gain, over, terminated, truncated, pending, rewards, i):
+    """The outcome of a legal move on board ``i`` (``over``: no move is legal on the new board)."""
+    counts[i, RUN] = 0
+    counts[i, SCORE] += gain
+    counts[i, MOVES] += 1
+    rewards[i] = gain
+    cut = rules[MAX_STEPS] > 0 and counts[i, STEPS] >= rules[MAX_STEPS]
+    terminated[i] = over
+    truncated[i] = cut
+    pending[i] = over or cut
+
+
 @njit
-def step_narrow(table, boards, afters, gains, rngs, pending, actions, obs_words, rewards, terminated, illegal,
-                masks, starts_only, lo, hi):
-    """One step of boards ``lo..hi`` on 4-bit cells (2048); ``obs_words`` is the int8 observation as uint64[n, 2].
-    ``starts_only``: only the pending boards move (they start their games): a reset."""
+def step_narrow(table, values, boards, afters, gains, rngs, pending, actions, rules, obs_words, rewards, terminated,
+                truncated, illegal, masks, counts, starts_only, lo, hi):
+    """One step of boards ``lo..hi`` on 4-bit cells (2048); ``obs_words`` is the int8 observation as uint64[n, 2],
+    ``values`` the tile value of each code. ``starts_only``: only the pending boards move (they start their games):
+    a reset."""
     for i in range(lo, hi):
         if starts_only and not pending[i]:
             continue
         rng = rngs[i]
         if pending[i]:
             b = new_game(rng)
-            gain = 0
             pending[i] = False
-            bad = False
+            _start(counts, i)
+            rewards[i] = 0.0
+            terminated[i] = False
+            truncated[i] = False
+            _arrive(table, b, afters, gains, masks, i)  # a new game has a legal move
         else:
             a = actions[i]
             b = afters[i, a]
-            bad = b == boards[i]
-            gain = 0 if bad else gains[i, a]
-            if not bad:
-                b = spawn_tile(b, rng)
-        rewards[i] = gain
-        illegal[i] = bad
-        if bad:
-            terminated[i] = False
-            continue  # the board, its observation and its moves stay as they are
+            counts[i, STEPS] += 1
+            if b == boards[i]:
+                illegal[i] = True
+                _illegal_step(rules, counts, rewards, terminated, truncated, pending, i)
+                continue  # the board, its observation and its moves stay as they are
+            gain = gains[i, a]
+            b = spawn_tile(b, rng)
+            over = not _arrive(table, b, afters, gains, masks, i)
+            _legal_step(rules, counts, gain, over, terminated, truncated, pending, rewards, i)
+        illegal[i] = False
         boards[i] = b
-        over = not _arrive(table, b, afters, gains, masks, i)
-        terminated[i] = over
-        pending[i] = over
+        counts[i, MAX_TILE] = values[_max_nibble(b)]
         obs_words[i, 0] = _nibbles_to_bytes(b)
         obs_words[i, 1] = _nibbles_to_bytes(b >> _U32)
 
 
 @njit(inline="always")
 def _wide_arrive(table, lo_word, hi_word, afters, gains, masks, obs, i):
+    """As ``_arrive`` on 5-bit cells, and the observation; (True when a move is legal, the largest code)."""
     any_legal = False
     for a in range(4):
         after, gain = wide_move(table, (lo_word, hi_word), a)
@@ -124,14 +187,17 @@ def _wide_arrive(table, lo_word, hi_word, afters, gains, masks, obs, i):
         legal = after[0] != lo_word or after[1] != hi_word
         masks[i, a] = legal
         any_legal |= legal
+    top = 0
     for c in range(16):
-        obs[i, c] = np.int8(((lo_word >> U64(4 * c)) & U64(0xF)) | (((hi_word >> U64(c)) & U64(1)) << _U4))
-    return any_legal
+        code = np.int8(((lo_word >> U64(4 * c)) & _U15) | (((hi_word >> U64(c)) & U64(1)) << _U4))
+        obs[i, c] = code
+        top = max(top, np.int64(code))
+    return any_legal, top
 
 
 @njit
-def step_wide(table, boards, afters, gains, rngs, pending, actions, obs, rewards, terminated, illegal, masks,
-              starts_only, lo, hi):
+def step_wide(table, values, boards, afters, gains, rngs, pending, actions, rules, obs, rewards, terminated,
+              truncated, illegal, masks, counts, starts_only, lo, hi):
     """One step of boards ``lo..hi`` on 5-bit cells (2584, or 2048 past 32768); ``obs`` is int8[n, 16]."""
     for i in range(lo, hi):
         if starts_only and not pending[i]:
@@ -139,23 +205,35 @@ def step_wide(table, boards, afters, gains, rngs, pending, actions, obs, rewards
         rng = rngs[i]
         if pending[i]:
             b = wide_new_game(rng)
-            gain = 0
             pending[i] = False
-            bad = False
+            _start(counts, i)
+            rewards[i] = 0.0
+            terminated[i] = False
+            truncated[i] = False
+            _, top = _wide_arrive(table, b[0], b[1], afters, gains, masks, obs, i)  # a new game has a legal move
         else:
             a = actions[i]
             b = (afters[i, a, 0], afters[i, a, 1])
-            bad = b[0] == boards[i, 0] and b[1] == boards[i, 1]
-            gain = 0 if bad else gains[i, a]
-            if not bad:
-                b = wide_spawn_tile(b, rng)
-        rewards[i] = gain
-        illegal[i] = bad
-        if bad:
-            terminated[i] = False
-            continue
+            counts[i, STEPS] += 1
+            if b[0] == boards[i, 0] and b[1] == boards[i, 1]:
+                illegal[i] = True
+                _illegal_step(rules, counts, rewards, terminated, truncated, pending, i)
+                continue
+            gain = gains[i, a]
+            b = wide_spawn_tile(b, rng)
+            legal, top = _wide_arrive(table, b[0], b[1], afters, gains, masks, obs, i)
+            _legal_step(rules, counts, gain, not legal, terminated, truncated, pending, rewards, i)
+        illegal[i] = False
         boards[i, 0] = b[0]
         boards[i, 1] = b[1]
-        over = not _wide_arrive(table, b[0], b[1], afters, gains, masks, obs, i)
-        terminated[i] = over
-        pending[i] = over
+        counts[i, MAX_TILE] = values[top]
+
+
+@njit
+def onehot(codes, out):
+    """One-hot planes of the cell codes: ``codes`` int8[n, 16], ``out[i, k * 16 + c]`` = 1 where cell ``c`` of
+    board ``i`` holds code ``k``, else 0 (``out`` is [n, planes * 16], uint8 or float32)."""
+    for i in range(codes.shape[0]):
+        out[i, :] = 0
+        for c in range(16):
+            out[i, np.int64(codes[i, c]) * 16 + c] = 1
