@@ -6,7 +6,14 @@ import sys
 
 import pytest
 
-from td2048.distributed import TrialSummary, _save_summary, finished_sweep, load_sweep, trial_name, trial_settings
+from td2048.distributed.sweep import (
+    TrialSummary,
+    _save_summary,
+    finished_sweep,
+    load_sweep,
+    trial_name,
+    trial_settings,
+)
 from td2048.errors import TD2048Error
 
 pytest.importorskip("ray")

@@ -103,7 +103,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _play_sharded(args, network, search, on_progress):
-    from td2048.distributed import play_on_ray, play_sharded
+    from td2048.distributed.ray_eval import play_on_ray
+    from td2048.distributed.shards import play_sharded
     from td2048.io.records import parse_names
 
     names = parse_names(args.names) if args.record is not None else None

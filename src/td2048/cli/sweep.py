@@ -43,7 +43,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from td2048.distributed import load_sweep, run_sweep
+    from td2048.distributed.sweep import load_sweep, run_sweep
 
     plan = load_sweep(args.sweep)
     out = args.out or Path("sweeps") / args.sweep.stem
