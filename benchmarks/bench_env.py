@@ -1,6 +1,8 @@
-"""Environment steps per second: td2048's Gymnasium environments side by side with gymnasium-2048.
+"""Environment steps per second: td2048's Gymnasium environments side by side with gymnasium-2048, and
+td2048's Stable-Baselines3 vector environment against SB3's DummyVecEnv and SubprocVecEnv.
 
     python benchmarks/bench_env.py [--rounds 3] [--reference-python /tmp/g2048venv/bin/python]
+    python benchmarks/bench_env.py --sb3 [--rounds 3] [--seconds 1]   # needs the rl extra
 
 td2048: the single environment (``gymnasium.make``, with Gymnasium's wrappers, and the bare env:
 its Python cost per ``step`` call in microseconds) and the compiled vector environment at
@@ -10,6 +12,12 @@ time). The reference, ``gymnasium-2048`` (PyPI), must live in a separate virtual
 (never a td2048 dependency): give its python with ``--reference-python``; it has no action masks,
 so it steps random actions, legal or not, through its single env and Gymnasium's SyncVectorEnv.
 Rounds are interleaved (td2048, then the reference), and each figure is the median over rounds.
+
+``--sb3``: steps per second through SB3's ``VecEnv.step`` at 4, 64 and 1,024 games, of
+``TileGameSB3VecEnv``, ``DummyVecEnv`` over ``TileGameEnv`` and ``SubprocVecEnv`` (one forked process a
+game: at most ``--max-processes``), all with the ``onehot_flat`` observation; the actions are random
+legal moves, chosen from the masks (``env_method("action_masks")``, as MaskablePPO reads them) outside
+the timing. Every environment is built first, then the rounds go through them in turn.
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ import numpy as np
 
 import td2048  # noqa: F401  (registers the environments)
 
-SECONDS = 1.0  # per measurement
+SECONDS = 1.0  # per measurement (--seconds)
 
 # a uniformly chosen legal move from an action mask, in a few NumPy operations a batch: the mask's 4 bytes
 # as one word, multiplied so that its bits gather in bits 24..27 (move a at bit 27 - a), then
@@ -121,11 +129,64 @@ def td2048_round() -> dict[str, float]:
     return out
 
 
+def sb3_table(rounds: int, max_processes: int) -> None:
+    """Steps per second through SB3's VecEnv API (see the module's docstring), printed as a Markdown table."""
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    from td2048.envs.sb3 import TileGameSB3VecEnv
+
+    sizes = (4, 64, 1024)
+    kinds = ("TileGameSB3VecEnv", "DummyVecEnv", "SubprocVecEnv")
+
+    def single():
+        return td2048.TileGameEnv(observation="onehot_flat")
+
+    envs = {}
+    for n in sizes:
+        envs["TileGameSB3VecEnv", n] = TileGameSB3VecEnv(n)
+        envs["DummyVecEnv", n] = DummyVecEnv([single] * n)
+        if n <= max_processes:
+            envs["SubprocVecEnv", n] = SubprocVecEnv([single] * n, start_method="fork")
+    for env in envs.values():
+        env.seed(1)
+        env.reset()
+    rng = np.random.default_rng(0)
+    results = {key: [] for key in envs}
+    for _ in range(rounds):
+        for key, env in envs.items():
+            spent = steps = 0
+            while spent < SECONDS:
+                masks = np.stack(env.env_method("action_masks")).astype(np.int8)
+                actions = random_legal(masks, rng)
+                start = time.perf_counter()
+                env.step(actions)
+                spent += time.perf_counter() - start
+                steps += env.num_envs
+            results[key].append(steps / spent)
+    for env in envs.values():
+        env.close()
+    print(f"| games | {' | '.join(kinds)} |\n|---|{'---|' * len(kinds)}")
+    for n in sizes:
+        cells = [f"{statistics.median(results[k, n]):,.0f}" if (k, n) in results else "-" for k in kinds]
+        print(f"| {n:,} | {' | '.join(cells)} |")
+    ratios = {n: [a / b for a, b in zip(results["TileGameSB3VecEnv", n], results["DummyVecEnv", n])] for n in sizes}
+    print("\nTileGameSB3VecEnv / DummyVecEnv (median, min-max over rounds): " + ", ".join(
+        f"{n:,}: {statistics.median(r):,.0f}x ({min(r):,.0f}-{max(r):,.0f})" for n, r in ratios.items()))
+
+
 def main() -> None:
+    global SECONDS
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=SECONDS, help="time per measurement")
     parser.add_argument("--reference-python", default=None, help="python of a venv with gymnasium-2048")
+    parser.add_argument("--sb3", action="store_true", help="the SB3 table instead (needs the rl extra)")
+    parser.add_argument("--max-processes", type=int, default=64, help="SubprocVecEnv's largest size (--sb3)")
     args = parser.parse_args()
+    SECONDS = args.seconds
+    if args.sb3:
+        sb3_table(args.rounds, args.max_processes)
+        return
     ours, theirs = [], []
     for _ in range(args.rounds):
         ours.append(td2048_round())
