@@ -126,7 +126,8 @@ class Boards:
         self.truncated = np.zeros(n, np.bool_)
         self.illegal = np.zeros(n, np.bool_)
         self.masks = np.zeros((n, 4), np.int8)
-        self.counts = np.zeros((n, kernels.N_COUNTS), np.int64)  # score, moves, steps, illegal run, max tile
+        self.counts = np.zeros((kernels.N_COUNTS, n), np.int64)  # score, moves, steps, illegal run, max tile
+        self.row_top = kernels.row_top_codes()
         self.no_actions = np.zeros(n, np.int64)
         bounds = np.linspace(0, n, self.threads + 1).astype(np.int64)
         self.ranges = list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
@@ -135,17 +136,17 @@ class Boards:
     @property
     def scores(self) -> np.ndarray:
         """The games' scores (a view: the next step changes it)."""
-        return self.counts[:, kernels.SCORE]
+        return self.counts[kernels.SCORE]
 
     @property
     def moves(self) -> np.ndarray:
         """The games' legal moves so far (a view)."""
-        return self.counts[:, kernels.MOVES]
+        return self.counts[kernels.MOVES]
 
     @property
     def max_tiles(self) -> np.ndarray:
         """The games' largest tiles (a view)."""
-        return self.counts[:, kernels.MAX_TILE]
+        return self.counts[kernels.MAX_TILE]
 
     def seed(self, seeds, which: np.ndarray | None = None) -> None:
         """A random state per board from its seed (None: fresh entropy); ``which``: the boards the seeds are for
@@ -173,8 +174,8 @@ class Boards:
         instead); ``starts_only``: only such boards move."""
         out = self.codes if self.wide else self.codes.view(np.uint64)
         fn = kernels.step_wide if self.wide else kernels.step_narrow
-        args = (self.table, self.values, self.boards, self.afters, self.gains, self.rngs, self.pending, actions,
-                self.rules, out, self.rewards, self.terminated, self.truncated, self.illegal, self.masks,
+        args = (self.table, self.values, self.row_top, self.boards, self.afters, self.gains, self.rngs, self.pending,
+                actions, self.rules, out, self.rewards, self.terminated, self.truncated, self.illegal, self.masks,
                 self.counts, starts_only)
         if self._pool is None:
             fn(*args, 0, self.n)

@@ -8,7 +8,7 @@ move). A step is then one lookup, one new tile and the four slides of the new bo
 Per board ``i``: ``boards[i]`` (the state; ``(lo, hi)`` rows on 5-bit cells), ``afters[i, a]``
 and ``gains[i, a]`` (afterstate and reward of move ``a``), ``rngs[i]`` (its own xoshiro
 state), ``pending[i]`` (its game ended or was cut at the last step: this step starts a new one;
-the Gymnasium "next step" autoreset) and ``counts[i]`` (the game's score, legal moves, steps,
+the Gymnasium "next step" autoreset) and ``counts[:, i]`` (the game's score, legal moves, steps,
 illegal moves in a row and largest tile, at the positions named below). A step writes ``obs[i]``
 (16 cell codes, row-major), ``rewards[i]`` (float64), ``terminated[i]``, ``truncated[i]``,
 ``illegal[i]`` and ``masks[i]``. ``lo..hi`` is the range of boards: threads step disjoint ranges
@@ -29,7 +29,7 @@ from td2048.games.bitboard import ROW_MASK, U64, transpose
 from td2048.games.game2048 import new_game, spawn_tile
 from td2048.games.wide import wide_move, wide_new_game, wide_spawn_tile
 
-# counts[i, ...]: the positions of a board's counters
+# counts[k, i]: counter k of board i (a row per counter: each hands out as one contiguous array)
 SCORE, MOVES, STEPS, RUN, MAX_TILE = 0, 1, 2, 3, 4
 N_COUNTS = 5
 # rules[...]: what an illegal move does and when a game is cut
@@ -74,12 +74,19 @@ def _nibbles_to_bytes(x):
     return (x | (x << _U4)) & _M4
 
 
+def row_top_codes() -> np.ndarray:
+    """The largest code of each 16-bit row of 4-bit cells: ``int8[65536]`` (the narrow step's largest tile is the
+    largest of its four rows')."""
+    rows = np.arange(1 << 16)
+    return np.max([(rows >> (4 * c)) & 15 for c in range(4)], axis=0).astype(np.int8)
+
+
 @njit(inline="always")
-def _max_nibble(b):
-    top = _U0
-    for c in range(16):
-        top = max(top, (b >> U64(4 * c)) & _U15)
-    return np.int64(top)
+def _top_code(row_top, b):
+    top = np.int64(0)
+    for r in range(4):
+        top = max(top, np.int64(row_top[np.int64((b >> U64(16 * r)) & ROW_MASK)]))
+    return top
 
 
 @njit(inline="always")
@@ -108,18 +115,18 @@ def _arrive(table, b, afters, gains, masks, i):
 def _start(counts, i):
     """A new game's counters; the step that starts it is no step of the game."""
     for k in range(N_COUNTS):
-        counts[i, k] = 0
+        counts[k, i] = 0
 
 
 @njit(inline="always")
 def _illegal_step(rules, counts, rewards, terminated, truncated, pending, i):
     """The outcome of an illegal action on board ``i``, after its step was counted."""
-    counts[i, RUN] += 1
+    counts[RUN, i] += 1
     mode = rules[ON_ILLEGAL]
     rewards[i] = -rules[PENALTY_VALUE] if mode == PENALTY else 0.0
     over = mode == END
-    cut = (rules[MAX_STEPS] > 0 and counts[i, STEPS] >= rules[MAX_STEPS]) or (
-        counts[i, RUN] >= rules[MAX_ILLEGAL] and not over)
+    cut = (rules[MAX_STEPS] > 0 and counts[STEPS, i] >= rules[MAX_STEPS]) or (
+        counts[RUN, i] >= rules[MAX_ILLEGAL] and not over)
     terminated[i] = over
     truncated[i] = cut
     pending[i] = over or cut
@@ -128,22 +135,22 @@ def _illegal_step(rules, counts, rewards, terminated, truncated, pending, i):
 @njit(inline="always")
 def _legal_step(rules, counts, gain, over, terminated, truncated, pending, rewards, i):
     """The outcome of a legal move on board ``i`` (``over``: no move is legal on the new board)."""
-    counts[i, RUN] = 0
-    counts[i, SCORE] += gain
-    counts[i, MOVES] += 1
+    counts[RUN, i] = 0
+    counts[SCORE, i] += gain
+    counts[MOVES, i] += 1
     rewards[i] = gain
-    cut = rules[MAX_STEPS] > 0 and counts[i, STEPS] >= rules[MAX_STEPS]
+    cut = rules[MAX_STEPS] > 0 and counts[STEPS, i] >= rules[MAX_STEPS]
     terminated[i] = over
     truncated[i] = cut
     pending[i] = over or cut
 
 
 @njit
-def step_narrow(table, values, boards, afters, gains, rngs, pending, actions, rules, obs_words, rewards, terminated,
-                truncated, illegal, masks, counts, starts_only, lo, hi):
+def step_narrow(table, values, row_top, boards, afters, gains, rngs, pending, actions, rules, obs_words, rewards,
+                terminated, truncated, illegal, masks, counts, starts_only, lo, hi):
     """One step of boards ``lo..hi`` on 4-bit cells (2048); ``obs_words`` is the int8 observation as uint64[n, 2],
-    ``values`` the tile value of each code. ``starts_only``: only the pending boards move (they start their games):
-    a reset."""
+    ``values`` the tile value of each code, ``row_top`` from :func:`row_top_codes`. ``starts_only``: only the
+    pending boards move (they start their games): a reset."""
     for i in range(lo, hi):
         if starts_only and not pending[i]:
             continue
@@ -159,7 +166,7 @@ def step_narrow(table, values, boards, afters, gains, rngs, pending, actions, ru
         else:
             a = actions[i]
             b = afters[i, a]
-            counts[i, STEPS] += 1
+            counts[STEPS, i] += 1
             if b == boards[i]:
                 illegal[i] = True
                 _illegal_step(rules, counts, rewards, terminated, truncated, pending, i)
@@ -170,7 +177,7 @@ def step_narrow(table, values, boards, afters, gains, rngs, pending, actions, ru
             _legal_step(rules, counts, gain, over, terminated, truncated, pending, rewards, i)
         illegal[i] = False
         boards[i] = b
-        counts[i, MAX_TILE] = values[_max_nibble(b)]
+        counts[MAX_TILE, i] = values[_top_code(row_top, b)]
         obs_words[i, 0] = _nibbles_to_bytes(b)
         obs_words[i, 1] = _nibbles_to_bytes(b >> _U32)
 
@@ -196,9 +203,10 @@ def _wide_arrive(table, lo_word, hi_word, afters, gains, masks, obs, i):
 
 
 @njit
-def step_wide(table, values, boards, afters, gains, rngs, pending, actions, rules, obs, rewards, terminated,
-              truncated, illegal, masks, counts, starts_only, lo, hi):
-    """One step of boards ``lo..hi`` on 5-bit cells (2584, or 2048 past 32768); ``obs`` is int8[n, 16]."""
+def step_wide(table, values, row_top, boards, afters, gains, rngs, pending, actions, rules, obs, rewards,
+              terminated, truncated, illegal, masks, counts, starts_only, lo, hi):
+    """One step of boards ``lo..hi`` on 5-bit cells (2584, or 2048 past 32768); ``obs`` is int8[n, 16]; ``row_top``
+    is unused (the step reads the largest code off the cells)."""
     for i in range(lo, hi):
         if starts_only and not pending[i]:
             continue
@@ -214,7 +222,7 @@ def step_wide(table, values, boards, afters, gains, rngs, pending, actions, rule
         else:
             a = actions[i]
             b = (afters[i, a, 0], afters[i, a, 1])
-            counts[i, STEPS] += 1
+            counts[STEPS, i] += 1
             if b[0] == boards[i, 0] and b[1] == boards[i, 1]:
                 illegal[i] = True
                 _illegal_step(rules, counts, rewards, terminated, truncated, pending, i)
@@ -226,7 +234,7 @@ def step_wide(table, values, boards, afters, gains, rngs, pending, actions, rule
         illegal[i] = False
         boards[i, 0] = b[0]
         boards[i, 1] = b[1]
-        counts[i, MAX_TILE] = values[top]
+        counts[MAX_TILE, i] = values[top]
 
 
 @njit
