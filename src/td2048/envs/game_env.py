@@ -19,8 +19,6 @@ from td2048.envs.boards import DEFAULT_MAX_ILLEGAL, RENDER_MODES, Boards, check_
 from td2048.envs.render import board_rgb, board_text
 from td2048.errors import TD2048Error
 
-INFO_KEYS = ("action_mask", "illegal", "score", "moves", "max_tile")
-
 
 def observation_space(boards: Boards, observation: str) -> spaces.Box:
     """The space of one board's observation as ``observation`` ("codes", "onehot" or "onehot_flat")."""
@@ -48,7 +46,7 @@ class TileGameEnv(gym.Env):
     ------------
     ``Discrete(4)``: 0 up, 1 right, 2 down, 3 left. A move that moves no tile is *illegal*: the board
     stays as it is, no tile is added, and ``on_illegal`` says what else happens. The legal moves are
-    in ``info["action_mask"]`` and :meth:`action_masks` (what sb3-contrib's ``MaskablePPO`` reads).
+    in ``info["action_mask"]`` and ``action_masks()`` (what sb3-contrib's ``MaskablePPO`` reads).
 
     Observation Space
     -----------------
@@ -108,7 +106,7 @@ class TileGameEnv(gym.Env):
     illegal_penalty : float
         An illegal move's cost with ``on_illegal="penalty"``.
     max_illegal : int
-        Illegal moves in a row that truncate the game.
+        Illegal moves in a row that truncate the game (``DEFAULT_MAX_ILLEGAL`` is 32).
     max_episode_steps : int or None
         Steps that truncate the game (None: no limit).
     render_mode : {"ansi", "rgb_array"} or None
@@ -121,7 +119,7 @@ class TileGameEnv(gym.Env):
 
     Version History
     ---------------
-    - v0: the compiled rules of training; the legal-move mask in ``info`` and :meth:`action_masks`;
+    - v0: the compiled rules of training; the legal-move mask in ``info`` and ``action_masks()``;
       illegal moves as ``on_illegal`` says, truncated after ``max_illegal`` in a row (formerly they
       never ended the game); ``max_episode_steps`` counts every step in both environments (formerly
       the vector environment counted legal moves only); the ``"onehot_flat"`` observation.
@@ -250,17 +248,17 @@ class TileGameVectorEnv(VectorEnv):
 
     Description
     -----------
-    The games of :class:`TileGameEnv`, many at once: ``gymnasium.make_vec("td2048/2048-v0",
-    num_envs=N)`` builds this class (no Python loop over the boards: one compiled call a step, on
-    ``num_threads`` threads). Board ``i`` of an environment reset with seed ``s`` plays, step for
-    step, the game of a :class:`TileGameEnv` reset with seed ``s + i``; the rules, the options and
-    what they do are the single environment's. For Stable-Baselines3, use
+    The games of [`TileGameEnv`][td2048.envs.game_env.TileGameEnv], many at once:
+    ``gymnasium.make_vec("td2048/2048-v0", num_envs=N)`` builds this class (no Python loop over the
+    boards: one compiled call a step, on ``num_threads`` threads). Board ``i`` of an environment reset
+    with seed ``s`` plays, step for step, the game of a ``TileGameEnv`` reset with seed ``s + i``; the
+    rules, the options and what they do are the single environment's. For Stable-Baselines3, use
     [`TileGameSB3VecEnv`][td2048.envs.sb3.TileGameSB3VecEnv], the same boards behind SB3's ``VecEnv``.
 
     Action Space
     ------------
     ``MultiDiscrete([4] * num_envs)``: one move per board, 0 up, 1 right, 2 down, 3 left
-    (``single_action_space`` is ``Discrete(4)``). :meth:`action_masks` and ``infos["action_mask"]``
+    (``single_action_space`` is ``Discrete(4)``). ``action_masks()`` and ``infos["action_mask"]``
     give the legal moves.
 
     Observation Space
@@ -304,11 +302,11 @@ class TileGameVectorEnv(VectorEnv):
     game : {"2048", "2584"}
         The game.
     cells : int or None
-        Bits per cell (see :class:`TileGameEnv`).
+        Bits per cell (see ``TileGameEnv``).
     observation : {"codes", "onehot", "onehot_flat"}
         The observation of each board.
     on_illegal : {"ignore", "penalty", "end"}
-        What an illegal move does (see :class:`TileGameEnv`).
+        What an illegal move does (see ``TileGameEnv``).
     illegal_penalty : float
         An illegal move's cost with ``on_illegal="penalty"``.
     max_illegal : int
@@ -330,7 +328,7 @@ class TileGameVectorEnv(VectorEnv):
 
     Version History
     ---------------
-    - v0: as :class:`TileGameEnv`'s; ``reset(options={"reset_mask": ...})`` resets only the boards
+    - v0: as ``TileGameEnv``'s; ``reset(options={"reset_mask": ...})`` resets only the boards
       asked for; the infos hold ``score``, ``moves`` and ``max_tile`` as the single environment's do.
     """
 
@@ -450,7 +448,7 @@ class TileGameVectorEnv(VectorEnv):
         return self._obs(), self._out(b.rewards), self._out(b.terminated), self._out(b.truncated), self._infos()
 
     def render(self) -> tuple | None:
-        """Every board's picture as ``render_mode`` asks (see :class:`TileGameEnv`), or None.
+        """Every board's picture as ``render_mode`` asks (see ``TileGameEnv``), or None.
 
         Returns
         -------
