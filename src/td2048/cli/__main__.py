@@ -9,13 +9,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from td2048.cli import analyze, bench, convert, judge, plot, replay, sweep, train, watch
+from td2048.cli import analyze, bench, convert, judge, plot, replay, serve, sweep, train, watch
 from td2048.cli import eval as eval_command
 from td2048.errors import TD2048Error
 from td2048.version import __version__
 
 COMMANDS = {"train": train, "eval": eval_command, "analyze": analyze, "plot": plot, "judge": judge,
-            "convert": convert, "bench": bench, "watch": watch, "replay": replay, "sweep": sweep}
+            "convert": convert, "bench": bench, "watch": watch, "replay": replay, "sweep": sweep, "serve": serve}
 
 
 class OneLineParser(argparse.ArgumentParser):

@@ -8,6 +8,7 @@ import json
 from td2048.cli.options import add_search_arguments
 from td2048.errors import TD2048Error
 from td2048.io.model import load_model
+from td2048.models import model_or_shipped
 from td2048.settings import parse_search
 
 HELP = "the value of every move of one position (expectimax to --depth)"
@@ -22,7 +23,8 @@ With --json: {"board": [16 ints], "depth": N, "moves": {"up": value or null, ...
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("model", help="a .td2048 model file")
+    p.add_argument("model", nargs="?", default=None,
+                   help="a model file (default: the model that ships with td2048, a 4x5 network for 2048)")
     p.add_argument("--board", required=True, metavar="BOARD", help="16 tile values, row-major, 0 for empty")
     add_search_arguments(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -37,7 +39,7 @@ def format_grid(tiles: list[int]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    network, _ = load_model(args.model)
+    network, _ = load_model(model_or_shipped(args.model))
     search = parse_search(args.depth, args.tt_size if args.tt_size is not None else 0, args.limit, args.downgrade,
                           network.game)
     from td2048.play import Agent, parse_board  # the options are good: now the compiled code

@@ -13,6 +13,7 @@ import numpy as np
 from td2048.cli.options import add_search_arguments, nonnegative_float_arg, nonnegative_int_arg
 from td2048.games.tiles import tile_value
 from td2048.io.model import load_model
+from td2048.models import model_or_shipped
 from td2048.settings import parse_search
 
 if TYPE_CHECKING:
@@ -33,7 +34,9 @@ game; at depth 1 it is the game of td2048 eval --games 1 --seed S.
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("model", help="a .td2048 model file (a run's model.td2048 or snapshot.td2048)")
+    p.add_argument("model", nargs="?", default=None,
+                   help="a .td2048 model file (a run's model.td2048 or snapshot.td2048; default: the model that "
+                        "ships with td2048, a 4x5 network for 2048)")
     p.add_argument("--delay", type=nonnegative_float_arg, default=0.15, metavar="S",
                    help="seconds between moves on a terminal (default 0.15)")
     p.add_argument("--seed", type=nonnegative_int_arg, default=None,
@@ -70,6 +73,7 @@ class Game:
 
 
 def run(args: argparse.Namespace) -> int:
+    args.model = model_or_shipped(args.model)
     network, _ = load_model(args.model)
     search = parse_search(args.depth, args.tt_size, args.limit, args.downgrade, network.game)
     from td2048.cli.terminal import Keys, board_codes, board_text  # the options are good: now the compiled code

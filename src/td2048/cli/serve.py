@@ -1,0 +1,116 @@
+"""``td2048 serve``: a model's engine over HTTP, a JSON API and a web app, in one process."""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import sys
+import time
+
+from td2048.cli.options import nonnegative_int_arg, positive_float_arg, positive_int_arg
+from td2048.errors import TD2048Error
+from td2048.server import DEFAULT_MAX_AGE, DEFAULT_MAX_GAMES, DEFAULT_QUEUE
+from td2048.settings import MAX_DEPTH
+
+HELP = "serve a model: a JSON API and a web app to play with hints, watch it play and analyse positions"
+DESCRIPTION = f"""\
+Start an HTTP server (uvicorn) for a model and print its URL. The page at / plays 2048 (or 2584)
+with the keyboard or by swiping, with hints, lets the engine play live, analyses positions set by
+clicking, and replays record files. The JSON API (its OpenAPI schema at /openapi.json):
+POST /api/analyze and /api/move take {{"board": [16 tile values], "depth": N}} and answer as
+td2048 analyze --json does; /api/games runs games (moves by the player or the engine, undo, the
+record); GET /api/model tells the model and this server's limits.
+
+MODEL left out: the model that ships with td2048 (a 4x5 network for 2048). The server answers
+127.0.0.1 only unless --host says otherwise (0.0.0.0: every interface, reachable from the network).
+--port 0 takes a free port. At most --threads searches run at once and --queue more wait; a request
+past that gets 503 at once. Depths of requests are 1 to --max-depth (at most {MAX_DEPTH}); --depth is
+the depth of a request that names none. Games are kept in memory, at most --max-games, each for
+--max-age seconds after its last request. Ctrl-C stops the server.
+
+Needs the serve extra: pip install 'td2048[serve]'.
+"""
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", nargs="?", default=None,
+                   help="a model file (.td2048 or .td2048.xz; default: the model that ships with td2048)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1: this machine only; 0.0.0.0: every interface)")
+    p.add_argument("--port", type=nonnegative_int_arg, default=8048, help="port (default 8048; 0: a free port)")
+    p.add_argument("--depth", type=positive_int_arg, default=2, metavar="N",
+                   help="search depth of a request that names none (default 2)")
+    p.add_argument("--max-depth", type=positive_int_arg, default=4, metavar="N",
+                   help=f"the deepest search a request may ask for (default 4, at most {MAX_DEPTH})")
+    p.add_argument("--threads", type=positive_int_arg, default=None, metavar="N",
+                   help="searches that run at once (default: the CPUs, at most 4)")
+    p.add_argument("--queue", type=nonnegative_int_arg, default=DEFAULT_QUEUE, metavar="N",
+                   help=f"searches that may wait for a thread; past that, 503 at once (default {DEFAULT_QUEUE})")
+    p.add_argument("--max-games", type=positive_int_arg, default=DEFAULT_MAX_GAMES, metavar="N",
+                   help=f"games kept in memory; more drops the least recently used (default {DEFAULT_MAX_GAMES})")
+    p.add_argument("--max-age", type=positive_float_arg, default=DEFAULT_MAX_AGE, metavar="SECONDS",
+                   help=f"seconds a game is kept after its last request (default {DEFAULT_MAX_AGE:g})")
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A listening socket on (host, port): the port is taken here, so --port 0 prints the one it got."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as e:
+        raise TD2048Error(f"--host {host!r}: {e.strerror}") from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError as e:
+        sock.close()
+        raise TD2048Error(f"cannot listen on {host}:{port}: {e.strerror}") from None
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+def run(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    try:
+        import uvicorn
+
+        from td2048.server.app import create_app
+    except ImportError as e:
+        raise TD2048Error(f"td2048 serve needs the serve extra ({e.name} is missing): "
+                          "pip install 'td2048[serve]'") from None
+    from td2048.io.model import load_model
+    from td2048.models import model_or_shipped
+    from td2048.server.engine import Engine, default_threads
+    from td2048.server.games import GameStore
+
+    path = model_or_shipped(args.model)
+    network, header = load_model(path)
+    engine = Engine(network, header, path, args.depth, args.max_depth, args.threads or default_threads(),
+                    args.queue)
+    store = GameStore(network, args.max_games, args.max_age)
+    local = args.host in ("127.0.0.1", "localhost", "::1")
+    app = create_app(engine, store, local=local)
+    engine.warm()
+    sock = _listen(args.host, args.port)
+    port = sock.getsockname()[1]
+    shown = args.host if local else "127.0.0.1"
+    url = f"http://{'[' + shown + ']' if ':' in shown else shown}:{port}/"
+    print(f"td2048 serve: {url} ({engine.name}: {network.spec.name}, {network.game}; depth {engine.depth}, at most "
+          f"{engine.max_depth}; {engine.threads} search thread{'s' if engine.threads > 1 else ''}, "
+          f"{engine.queue} waiting; ready in {time.perf_counter() - started:.1f} s)", flush=True)
+    if not local:
+        print(f"td2048 serve: listening on {args.host}: the engine is reachable from the network, by anyone who "
+              f"can reach port {port}", flush=True)
+    config = uvicorn.Config(app, log_level="warning", access_log=False, server_header=False,
+                            timeout_graceful_shutdown=2)
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    except KeyboardInterrupt:  # Ctrl-C is how a server stops: uvicorn has shut down gracefully, then raised it
+        pass
+    finally:
+        engine.close()
+        sock.close()
+    print("td2048 serve: stopped", file=sys.stderr, flush=True)
+    return 0

@@ -1,0 +1,227 @@
+"""The engine behind the server: a model, its searches on worker threads, and the bound on waiting work.
+
+Plain Python (no web framework): :mod:`td2048.server.app` turns its answers and its errors into HTTP.
+
+Searches run on ``threads`` worker threads, off the event loop (the kernels release the GIL), each
+thread with its own :class:`td2048.Agent` per depth. At most ``threads`` searches run at once and up to
+``queue`` more wait; a request past that is refused at once (:class:`Busy`), never left to hang::
+
+    request --> admitted? --no--> Busy (HTTP 503)
+                   | yes
+                   v
+              [ queue: up to `queue` waiting ] --> [ `threads` workers: Agent.analyze ] --> answer
+
+A move's value is r + the value of its afterstate at the search depth, exactly as ``td2048 analyze``
+prints it (the same search: no transposition table, no depth limits, no downgrading).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TypeVar
+
+from td2048 import Agent, Board, TD2048Error
+from td2048.games.game2048 import MOVE_NAMES
+from td2048.games.tiles import tile_value
+from td2048.server import DEFAULT_QUEUE
+from td2048.settings import MAX_DEPTH, parse_search
+
+T = TypeVar("T")
+
+
+class Busy(TD2048Error):
+    """Every search thread is busy and the queue is full (HTTP 503)."""
+
+
+class NotFound(TD2048Error):
+    """No such game (HTTP 404)."""
+
+
+class Gone(TD2048Error):
+    """A game the server dropped to stay within its bounds (HTTP 410)."""
+
+
+class Conflict(TD2048Error):
+    """A request that the game's state refuses: a move after the game is over, an undo of nothing (HTTP 409)."""
+
+
+def default_threads() -> int:
+    """Search threads when ``--threads`` is left out: the CPUs this process may use, at most 4."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(4, cpus))
+
+
+class Engine:
+    """A model's searches for a server: values of positions, on worker threads, bounded.
+
+    Parameters
+    ----------
+    network : td2048.Network
+        The model's network (2048 or 2584, any cells).
+    header : dict
+        The model file's header (for :meth:`model_info`).
+    name : str
+        What the model is called in :meth:`model_info` (its file name, never a path).
+    depth : int
+        The depth of a request that names none.
+    max_depth : int
+        The deepest search a request may ask for.
+    threads : int
+        Searches that run at once.
+    queue : int
+        Searches that may wait for a thread; more are refused with :class:`Busy`.
+
+    Raises
+    ------
+    TD2048Error
+        Depths out of range (1 to ``max_depth``, at most td2048's deepest search) or counts below 1 (0 for queue).
+    """
+
+    def __init__(self, network, header: dict, name: str, depth: int = 2, max_depth: int = 4, threads: int = 1,
+                 queue: int = DEFAULT_QUEUE):
+        if not 1 <= max_depth <= MAX_DEPTH:
+            raise TD2048Error(f"--max-depth must be from 1 to {MAX_DEPTH}, not {max_depth}")
+        if not 1 <= depth <= max_depth:
+            raise TD2048Error(f"--depth must be from 1 to --max-depth ({max_depth}), not {depth}")
+        if threads < 1:
+            raise TD2048Error(f"--threads must be at least 1, not {threads}")
+        if queue < 0:
+            raise TD2048Error(f"--queue must be >= 0, not {queue}")
+        self.network, self.header, self.name = network, header, Path(name).name
+        self.game = network.game
+        self.depth, self.max_depth, self.threads, self.queue = depth, max_depth, threads, queue
+        self._searches = {d: parse_search(d, 0, game=self.game) for d in range(1, max_depth + 1)}
+        self._local = threading.local()  # each worker thread's agents, by depth
+        self._executor = ThreadPoolExecutor(threads, thread_name_prefix="td2048-search")
+        self.in_flight = 0  # admitted and not finished: running plus waiting (read and written on the event loop)
+
+    @property
+    def tiles(self) -> list[int]:
+        """Every tile value a board given to this model may hold, 0 (empty) first."""
+        largest = 31 if self.network.wide else 15
+        return [tile_value(self.game, code) for code in range(largest + 1)]
+
+    def board(self, tiles: list[int]) -> Board:
+        """A board of this model's game from 16 tile values, checked: tiles of the game, within the model's cells.
+
+        Raises
+        ------
+        TD2048Error
+            A list that is not 16 tiles of the game, or a tile past what the model's cells hold.
+        """
+        board = Board.from_tiles(tiles, self.game)
+        self.packed(board)
+        return board
+
+    def packed(self, board: Board):
+        """The board as this model's kernels take it.
+
+        Raises
+        ------
+        TD2048Error
+            A tile past what the model's cells hold (65536 and up on 4-bit cells).
+        """
+        try:
+            return board.packed(self.network.wide)
+        except TD2048Error:
+            raise TD2048Error(f"the board holds a tile past {tile_value(self.game, 15)}, more than this model's "
+                              "4-bit cells hold") from None
+
+    def check_depth(self, depth: int | None) -> int:
+        """The depth of a request: ``depth``, or the server's when None.
+
+        Raises
+        ------
+        TD2048Error
+            A depth out of 1 to ``max_depth``.
+        """
+        if depth is None:
+            return self.depth
+        if not 1 <= depth <= self.max_depth:
+            raise TD2048Error(f"depth must be from 1 to {self.max_depth} on this server, not {depth}")
+        return depth
+
+    def _agent(self, depth: int) -> Agent:
+        agents = getattr(self._local, "agents", None)
+        if agents is None:
+            agents = self._local.agents = {}
+        if depth not in agents:
+            agents[depth] = Agent(self.network, self._searches[depth])
+        return agents[depth]
+
+    def values(self, board: Board, depth: int) -> dict[str, float | None]:
+        """Every move's value (None: illegal), in the order up, right, down, left; on the calling thread.
+
+        Raises
+        ------
+        TD2048Error
+            A board with no legal move, or a value that is not a finite number (a damaged model).
+        """
+        values = self._agent(depth).analyze(self.packed(board))
+        if all(v is None for v in values.values()):
+            raise TD2048Error("the board has no legal move: the game is over")
+        if any(v is not None and not math.isfinite(v) for v in values.values()):
+            raise TD2048Error("the model gives a value that is not a finite number")
+        return values
+
+    def analysis(self, board: Board, depth: int) -> dict:
+        """What ``td2048 analyze --json`` prints for the board and depth: board, depth, moves, best."""
+        values = self.values(board, depth)
+        return {"board": [v for row in board.tiles for v in row], "depth": depth, "moves": values,
+                "best": best_move(values)}
+
+    async def run(self, work: Callable[..., T], *args) -> T:
+        """``work(*args)`` on a search thread, once admitted; :class:`Busy` at once when the queue is full.
+
+        Raises
+        ------
+        Busy
+            ``threads`` searches are running and ``queue`` more waiting.
+        """
+        if self.in_flight >= self.threads + self.queue:
+            raise Busy(f"busy: {self.threads} searches running and {self.queue} waiting; try again shortly")
+        self.in_flight += 1
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._executor, work, *args)
+        finally:
+            self.in_flight -= 1
+
+    def warm(self) -> None:
+        """Load (or compile) the search kernels before the first request, on this thread and the workers'."""
+        board = Board.from_tiles([2, 2] + [0] * 14, self.game)
+        self._agent(min(2, self.max_depth)).analyze(self.packed(board))
+        list(self._executor.map(lambda _: self._agent(self.depth), range(self.threads)))
+
+    def model_info(self) -> dict:
+        """The game, the network, the method, how it was trained, and this server's depths and threads."""
+        spec, training = self.network.spec, dict(self.header.get("training", {}))
+        for key, value in training.items():
+            if isinstance(value, str) and ("/" in value or "\\" in value):
+                training[key] = Path(value).name  # file names only: no path of this machine
+        return {"file": self.name, "game": self.game, "method": self.network.method,
+                "network": {"name": spec.name, "tuples": ["".join(f"{c:x}" for c in t) for t in spec.tuples],
+                            "isomorphisms": spec.isomorphisms, "cell_bits": self.network.cell_bits,
+                            "weights": int(self.network.weights.size)},
+                "training": training, "tiles": self.tiles,
+                "depth": {"default": self.depth, "max": self.max_depth}, "threads": self.threads,
+                "queue": self.queue}
+
+    def close(self) -> None:
+        """Stop the search threads (after the searches running now)."""
+        self._executor.shutdown(wait=True, cancel_futures=True)
+
+
+def best_move(values: dict[str, float | None]) -> str:
+    """The legal move of the largest value, the first in the order up, right, down, left on a tie (as
+    ``td2048 analyze`` ranks them)."""
+    legal = [name for name in MOVE_NAMES if values[name] is not None]
+    return max(legal, key=lambda name: values[name])

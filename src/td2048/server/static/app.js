@@ -1,0 +1,257 @@
+// The web app of td2048 serve. Every rule of the game is the server's: this page sends moves and shows
+// the boards it gets back (cells painted by viewer.js, the replay viewer's code).
+const config = JSON.parse(document.getElementById("config").textContent);
+const $ = (id) => document.getElementById(id);
+const MOVES = config.moves;  // up, right, down, left
+const ARROWS = {up: "\u2191", right: "\u2192", down: "\u2193", left: "\u2190"};
+const KEYS = {ArrowUp: "up", ArrowRight: "right", ArrowDown: "down", ArrowLeft: "left",
+              w: "up", d: "right", s: "down", a: "left", W: "up", D: "right", S: "down", A: "left"};
+const codeOf = (tile) => config.values.indexOf(tile);
+let tab = "play";
+
+async function api(method, path, body) {
+  const response = await fetch(path, {method, headers: body === undefined ? {} : {"Content-Type": "application/json"},
+                                      body: body === undefined ? undefined : JSON.stringify(body)});
+  const answer = await response.json();
+  if (!response.ok) throw new Error(answer.error || response.statusText);
+  return answer;
+}
+
+function paintBoard(cells, tiles) {
+  tiles.forEach((tile, i) => paintCell(cells[i], codeOf(tile), config));
+}
+
+function showValues(table, values, best) {
+  table.replaceChildren();
+  for (const move of MOVES) {
+    const row = table.insertRow(), value = values[move];
+    row.dataset.move = move;
+    row.className = value === null ? "illegal" : move === best ? "best" : "";
+    if (value !== null) row.dataset.value = value;
+    row.insertCell().textContent = ARROWS[move] + " " + move;
+    row.insertCell().textContent = value === null ? "illegal" : value.toFixed(1);
+  }
+}
+
+function depthOptions(select) {
+  for (let d = 1; d <= config.model.depth.max; d++) select.add(new Option(String(d), d));
+  select.value = config.model.depth.default;
+}
+
+function status(id, text, error = false) {
+  $(id).textContent = text;
+  $(id).classList.toggle("error", error);
+}
+
+// ---- Play: a game the server runs; moves by the keyboard, swipes or the engine -------------------
+const play = {game: null, cells: makeCells($("play-board")), chain: Promise.resolve(), engine: false, timer: null};
+
+function showGame(game) {
+  play.game = game;
+  paintBoard(play.cells, game.board);
+  $("play-score").textContent = game.score;
+  $("play-largest").textContent = game.max_tile;
+  $("play-moves").textContent = game.moves;
+  $("play-board").dataset.gameId = game.id;
+  $("play-board").dataset.moves = game.moves;
+  $("record-link").href = `/api/games/${game.id}/record`;
+  status("play-status", game.over ? `Game over: score ${game.score}, largest tile ${game.max_tile}.` : "");
+  if (game.over) stopEngine();
+}
+
+// one request at a time, in the order asked: keys pressed while a move is on its way wait their turn
+function act(work) {
+  play.chain = play.chain.then(work).catch((e) => { status("play-status", e.message, true); stopEngine(); });
+  return play.chain;
+}
+
+function placedCell(result) {
+  play.cells.forEach((c) => c.classList.remove("new"));
+  if (result.placed) play.cells[result.placed.cell].classList.add("new");
+}
+
+const newGame = () => act(async () => {
+  $("hint").hidden = true;
+  showGame(await api("POST", "/api/games", {}));
+});
+
+function playerMove(move) {
+  stopEngine();  // a move of one's own takes over from the engine
+  act(async () => {
+    if (!play.game || play.game.over) return;
+    const result = await api("POST", `/api/games/${play.game.id}/moves`, {move});
+    $("hint").hidden = true;
+    placedCell(result);
+    showGame(result);
+  }).catch(() => {});
+}
+
+async function engineMove() {
+  const result = await api("POST", `/api/games/${play.game.id}/moves`, {engine: true, depth: Number($("depth").value)});
+  placedCell(result);
+  showGame(result);
+  showValues($("hint-values"), result.values, result.move);
+  $("hint-best").textContent = ARROWS[result.move] + " " + result.move;
+  $("hint-depth").textContent = `(the engine's move, depth ${result.depth})`;
+  $("hint").hidden = false;
+}
+
+function engineStep() {
+  play.timer = null;
+  if (!play.engine) return;
+  act(async () => {
+    if (!play.engine || play.game.over) return stopEngine();
+    await engineMove();
+    if (play.engine) play.timer = setTimeout(engineStep, 1000 / Number($("engine-speed").value));
+  });
+}
+
+function startEngine() {
+  if (!play.game || play.game.over) return;
+  play.engine = true;
+  $("engine").textContent = "pause";
+  $("play-board").dataset.engine = "on";
+  engineStep();
+}
+
+function stopEngine() {
+  play.engine = false;
+  clearTimeout(play.timer);
+  play.timer = null;
+  $("engine").textContent = "engine plays";
+  $("play-board").dataset.engine = "off";
+}
+
+const hint = () => act(async () => {
+  if (!play.game || play.game.over) return;
+  const depth = Number($("depth").value);
+  const answer = await api("POST", "/api/analyze", {board: play.game.board, depth});
+  showValues($("hint-values"), answer.moves, answer.best);
+  $("hint-best").textContent = ARROWS[answer.best] + " " + answer.best;
+  $("hint-depth").textContent = `(depth ${answer.depth})`;
+  $("hint").hidden = false;
+});
+
+const undo = () => {
+  stopEngine();
+  return act(async () => {
+    if (!play.game || play.game.moves === 0) return;
+    $("hint").hidden = true;
+    showGame(await api("POST", `/api/games/${play.game.id}/undo`));
+    play.cells.forEach((c) => c.classList.remove("new"));
+  });
+};
+
+$("new-game").addEventListener("click", () => { stopEngine(); newGame(); });
+$("undo").addEventListener("click", undo);
+$("hint-button").addEventListener("click", hint);
+$("engine").addEventListener("click", () => (play.engine ? stopEngine() : startEngine()));
+depthOptions($("depth"));
+
+// swipes: the longer axis of a pointer's travel over the board, at least 30 px
+let swipe = null;
+$("play-board").addEventListener("pointerdown", (e) => { swipe = [e.clientX, e.clientY]; });
+$("play-board").addEventListener("pointerup", (e) => {
+  if (!swipe) return;
+  const dx = e.clientX - swipe[0], dy = e.clientY - swipe[1];
+  swipe = null;
+  if (Math.max(Math.abs(dx), Math.abs(dy)) < 30) return;
+  playerMove(Math.abs(dx) > Math.abs(dy) ? (dx > 0 ? "right" : "left") : (dy > 0 ? "down" : "up"));
+});
+
+// ---- Analyse: a board set by clicking, every move's value -----------------------------------------
+const analysis = {cells: makeCells($("analysis-board")), tiles: new Array(16).fill(0), tile: 2, asked: 0};
+
+function showAnalysisBoard() {
+  paintBoard(analysis.cells, analysis.tiles);
+  analyse();
+}
+
+async function analyse() {
+  const asked = ++analysis.asked;  // only the latest question's answer is shown
+  const depth = Number($("analysis-depth").value);
+  try {
+    const answer = await api("POST", "/api/analyze", {board: analysis.tiles, depth});
+    if (asked !== analysis.asked) return;
+    showValues($("analysis-values"), answer.moves, answer.best);
+    $("analysis-best").textContent = ARROWS[answer.best] + " " + answer.best;
+    $("analysis-board").dataset.analysed = asked;
+    status("analysis-status", "");
+  } catch (e) {
+    if (asked !== analysis.asked) return;
+    $("analysis-values").replaceChildren();
+    $("analysis-best").textContent = "\u2014";
+    $("analysis-board").dataset.analysed = asked;
+    status("analysis-status", e.message, true);
+  }
+}
+
+config.model.tiles.forEach((tile) => {
+  if (tile > 2 * config.values[config.win]) return;  // the palette stops past the win tile's double
+  const button = document.createElement("button");
+  button.dataset.tile = tile;
+  button.textContent = tile || "empty";
+  button.setAttribute("aria-pressed", String(tile === analysis.tile));
+  if (tile) {
+    button.style.background = config.colours[config.levels[codeOf(tile)]];
+    button.style.color = config.levels[codeOf(tile)] <= 2 ? "#776e65" : "#f9f6f2";
+  }
+  button.addEventListener("click", () => {
+    analysis.tile = tile;
+    $("palette").querySelectorAll("button").forEach((b) => b.setAttribute("aria-pressed", String(b === button)));
+  });
+  $("palette").appendChild(button);
+});
+analysis.cells.forEach((cell, i) => {
+  cell.addEventListener("click", () => { analysis.tiles[i] = analysis.tile; showAnalysisBoard(); });
+  cell.addEventListener("contextmenu", (e) => { e.preventDefault(); analysis.tiles[i] = 0; showAnalysisBoard(); });
+});
+$("analysis-clear").addEventListener("click", () => { analysis.tiles.fill(0); showAnalysisBoard(); });
+$("analysis-from-game").addEventListener("click", () => {
+  if (play.game) analysis.tiles = play.game.board.slice();
+  showAnalysisBoard();
+});
+$("analysis-depth").addEventListener("change", analyse);
+depthOptions($("analysis-depth"));
+paintBoard(analysis.cells, analysis.tiles);
+
+// ---- Replay: a record file, checked and replayed by the server, shown by the replay page's viewer --
+const showReplay = replayViewer(() => tab === "replay");
+$("replay-file").addEventListener("change", async (e) => {
+  const file = e.target.files[0];
+  if (!file) return;
+  status("replay-status", `Replaying ${file.name} ...`);
+  try {
+    const text = (await file.text()).split("\n").slice(0, 100).join("\n");  // the server replays 100 games at most
+    const data = await api("POST", "/api/replay", {records: text});
+    $("viewer").hidden = false;
+    showReplay(data);
+    status("replay-status", `${file.name}: ${data.total} game${data.total > 1 ? "s" : ""}.`);
+  } catch (error) {
+    status("replay-status", `${file.name}: ${error.message}`, true);
+  }
+});
+
+// ---- Tabs and keys --------------------------------------------------------------------------------
+function show(name) {
+  tab = name;
+  for (const button of document.querySelectorAll("nav button")) {
+    button.setAttribute("aria-selected", String(button.dataset.tab === name));
+    $(button.dataset.tab).hidden = button.dataset.tab !== name;
+  }
+}
+document.querySelectorAll("nav button").forEach((b) => b.addEventListener("click", () => show(b.dataset.tab)));
+
+document.addEventListener("keydown", (e) => {
+  if (tab !== "play" || e.ctrlKey || e.metaKey || e.altKey || ["INPUT", "SELECT"].includes(e.target.tagName)) return;
+  const actions = {h: hint, u: undo, Backspace: undo, n: () => { stopEngine(); newGame(); },
+                   e: () => (play.engine ? stopEngine() : startEngine())};
+  if (e.key in KEYS) playerMove(KEYS[e.key]);
+  else if (e.key in actions) actions[e.key]();
+  else return;
+  e.preventDefault();
+});
+
+const m = config.model;
+$("model").textContent = `${m.file}: ${m.network.name}, ${m.game}, ${m.method} values`;
+newGame();
