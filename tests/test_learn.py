@@ -7,6 +7,7 @@ from naive import from_grid, move, to_grid
 from td2048.games.bitboard import symmetric_boards
 from td2048.games.game2048 import _py_spawn
 from td2048.kernels.codegen import generate_source
+from td2048.kernels.params import learning_params
 from td2048.learn import Learner, TrainSettings, train
 from td2048.network import Network, parse_network
 from td2048.play import Agent
@@ -193,9 +194,9 @@ def test_backward_targets_on_a_hand_worked_episode(lam, nstep, expected):
     net = Network(parse_network("0", isomorphisms=1))
     path_after = np.array([[1], [2], [3]], np.uint64)
     path_steps = np.array([[4.0, 0], [8.0, 0], [16.0, 0]])
-    params = np.array([0.5, lam, nstep, 0, 0, 0, 0, 0], np.float64)
+    params = learning_params(0.5, lam, nstep)
     index_rows = np.empty((3, net.spec.n_features), np.uint64)  # the kernels' scratch rows
-    net.kernels.backward_updates(net.weights, np.zeros(1, np.uint8), params, path_after, path_steps, 3, index_rows)
+    net.kernels.backward_updates(net.weights, np.zeros(1, np.uint8), params, (path_after, path_steps), 3, index_rows)
     assert net.weights[1:4].tolist() == expected
     assert path_steps[:, 1].tolist() == expected  # the updated values
 

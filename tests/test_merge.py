@@ -3,6 +3,7 @@
 import numpy as np
 
 from td2048.kernels.merge import BATCH, CHUNK, CHUNK_SHIFT, DIRTY_SHIFT, dirty_size, merge_regions
+from td2048.kernels.params import learning_params
 from td2048.learn import Learner, TrainSettings, train
 from td2048.network import Network, parse_network
 
@@ -46,18 +47,17 @@ def test_tracked_kernels_learn_like_plain_ones():
     plain = Network(parse_network("2x4"))
     Learner(plain, seed=5).run(50, "backward", 0.1)
     tracked_net = Network(parse_network("2x4"))
-    player = Learner(tracked_net, seed=5, threads=1)
+    learner = Learner(tracked_net, seed=5, threads=1)
     from td2048.games.game2048 import row_table
     from td2048.kernels import kernels_for
 
     k = kernels_for(tracked_net.spec, tracked=True)
     dirty = np.zeros(dirty_size(tracked_net.weights.size), np.uint8)
-    out = [np.zeros(50, np.int64) for _ in range(3)]
-    params = np.array([0.1 / 16, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0])
-    k.run_block(row_table(), tracked_net.weights, dirty, player.rng_state, k.BACKWARD, params,
-                np.zeros((300_000, 1), np.uint64), np.zeros((300_000, 2)), *out,
-                np.zeros((2, 1), np.uint64), np.zeros(2, np.int64), np.zeros(1, np.uint8),
-                np.zeros((1, 1), np.uint64), np.zeros(2, np.int64), np.zeros(50, np.uint8))
+    out = (*(np.zeros(50, np.int64) for _ in range(3)), np.zeros(50, np.uint8))
+    k.run_block(row_table(), tracked_net.weights, dirty, learner.rng_state, k.BACKWARD, learning_params(0.1 / 16),
+                (np.zeros((300_000, 1), np.uint64), np.zeros((300_000, 2))),
+                (np.zeros((2, 1), np.uint64), np.zeros(2, np.int64)),
+                (np.zeros((1, 1), np.uint64), np.zeros(2, np.int64)), np.zeros(1, np.uint8), out)
     assert np.array_equal(plain.weights, tracked_net.weights)
     changed = np.nonzero(tracked_net.weights)[0]
     chunk_bits = (1 << ((changed >> CHUNK_SHIFT) & 7)).astype(np.uint8)
@@ -149,19 +149,17 @@ def test_a_kernel_returns_when_asked_to_stop():
     from td2048.kernels.merge import NO_TRACKING
 
     net = Network(parse_network("2x4"))
-    player = Learner(net, seed=1)
+    learner = Learner(net, seed=1)
     k = net.kernels
     episodes = 10_000_000  # hours of play, unless it stops
-    out = [np.zeros(episodes, np.int64) for _ in range(3)]
-    params = np.array([0.1 / 16, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0])
+    out = (*(np.zeros(episodes, np.int64) for _ in range(3)), np.zeros(episodes, np.uint8))
     stop = np.ones(1, np.uint8)
-    restarted = np.zeros(episodes, np.uint8)
 
     def run():
-        return k.run_block(row_table(), net.weights, NO_TRACKING, player.rng_state, k.BACKWARD, params,
-                           np.zeros((300_000, 1), np.uint64), np.zeros((300_000, 2)), *out,
-                           np.zeros((2, 1), np.uint64), np.zeros(2, np.int64), stop,
-                           np.zeros((1, 1), np.uint64), np.zeros(2, np.int64), restarted)
+        return k.run_block(row_table(), net.weights, NO_TRACKING, learner.rng_state, k.BACKWARD,
+                           learning_params(0.1 / 16), (np.zeros((300_000, 1), np.uint64), np.zeros((300_000, 2))),
+                           (np.zeros((2, 1), np.uint64), np.zeros(2, np.int64)),
+                           (np.zeros((1, 1), np.uint64), np.zeros(2, np.int64)), stop, out)
 
     assert run() == (0, False)  # stopped before the first episode
     stop[0] = 0

@@ -12,6 +12,7 @@ from test_wide_training import FIB_CLAMP, FIB_NETWORK
 
 from td2048.games.game2048 import P_FOUR
 from td2048.games.wide import wide_from_codes, wide_to_codes
+from td2048.kernels.params import learning_params
 from td2048.learn import Learner
 from td2048.network import Network, parse_network
 from td2048.rng import uniform
@@ -166,8 +167,8 @@ def test_state_targets_on_a_hand_worked_episode(lam, nstep, expected):
     net.weights[3] = 10.0
     path = np.array([[1], [2], [3]], np.uint64)
     path_steps = np.array([[0.0, 0], [4.0, 0], [8.0, 0]])  # at i: the reward of the move into s_i
-    params = np.array([0.5, lam, nstep, 0, 0, 0, 0, 0], np.float64)
-    net.kernels.backward_updates(net.weights, np.zeros(1, np.uint8), params, path, path_steps, 3,
+    params = learning_params(0.5, lam, nstep)
+    net.kernels.backward_updates(net.weights, np.zeros(1, np.uint8), params, (path, path_steps), 3,
                                  np.empty((3, 1), np.uint64))  # the kernels' scratch rows of feature indices
     assert net.weights[1:4].tolist() == expected
     assert path_steps[:, 1].tolist() == expected[:2] + [0.0]

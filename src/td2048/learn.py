@@ -24,6 +24,7 @@ from td2048.errors import TD2048Error
 from td2048.games.game2048 import row_table
 from td2048.games.wide import wide_row_table
 from td2048.kernels.merge import NO_TRACKING, dirty_size, merge_regions
+from td2048.kernels.params import FIRST_EPISODE, learning_params
 from td2048.network import Network, aligned_zeros
 from td2048.rng import make_rng_state
 from td2048.settings import (
@@ -138,10 +139,17 @@ class Learner:
 
     def _params(self, alpha: float, lam: float, nstep: int, explore: str = "none", first: int = 0,
                 promote: bool = True, restarts: float = 0.0, restart_code: int = 0) -> np.ndarray:
-        """The kernels' learning parameters: alpha_split, lambda, n, exploration (kind, 3 numbers), first episode,
-        stage promotion (1/0), restarts (share of episodes, code of the tile whose first board is kept)."""
-        return np.array([alpha / self.network.spec.n_features, lam, nstep, *exploration(explore), first,
-                         float(promote), restarts, restart_code], np.float64)
+        """The kernels' parameter vector (see :mod:`td2048.kernels.params`): alpha split over the features."""
+        return learning_params(alpha / self.network.spec.n_features, lam, nstep, exploration(explore), first,
+                               promote, restarts, restart_code)
+
+    def _path(self, thread: int) -> tuple[np.ndarray, np.ndarray]:
+        """A thread's episode path for the kernels: (boards, (reward, updated V) per move)."""
+        return self._paths_after[thread], self._paths_steps[thread]
+
+    def _handoff_of(self, thread: int) -> tuple[np.ndarray, np.ndarray]:
+        """A thread's hand-off for the kernels: (board and last afterstate, score and moves)."""
+        return self._handoff[thread], self._handoff_counts[thread]
 
     def run(self, episodes: int, mode: str = "backward", alpha: float = 0.1, lam: float = 0.0,
             nstep: int = 0, explore: str = "none", first_episode: int = 0, tc: bool = False,
@@ -183,19 +191,18 @@ class Learner:
             """Play episodes lo..hi-1 on a thread; returns where it got to (before hi: a merge was asked for)."""
             weights = self._copies[thread] if copies else self.network.weights
             dirty = self._dirty[thread] if copies else self.network.start_accumulators() if tc else NO_TRACKING
+            pool = (self._pools[thread], self._pool_states[thread, :2])
             while lo < hi:
                 batch = params.copy()
-                batch[7] += lo  # the exploration schedule counts episodes
-                played, handed = kernels.run_block(self._table, weights, dirty, self._rng_rows[thread, :4], mode_code,
-                                                   batch, self._paths_after[thread], self._paths_steps[thread],
-                                                   scores[lo:hi], max_codes[lo:hi], moves[lo:hi],
-                                                   self._handoff[thread], self._handoff_counts[thread], self._stop,
-                                                   self._pools[thread], self._pool_states[thread, :2],
-                                                   restarted[lo:hi])
+                batch[FIRST_EPISODE] += lo  # the exploration schedule counts episodes
+                out = (scores[lo:hi], max_codes[lo:hi], moves[lo:hi], restarted[lo:hi])
+                played, handed = kernels.run_block(self._table, weights, dirty, self.rng_states[thread], mode_code,
+                                                   batch, self._path(thread), self._handoff_of(thread), pool,
+                                                   self._stop, out)
                 lo += played
                 if not handed:
                     return lo
-                batch[7] = params[7] + lo
+                batch[FIRST_EPISODE] = params[FIRST_EPISODE] + lo
                 scores[lo], moves[lo], max_codes[lo] = self._finish_wide(thread, weights, dirty, copies, mode_code,
                                                                          batch, tc)
                 lo += 1
@@ -222,8 +229,8 @@ class Learner:
         start = np.zeros((2, 2), np.uint64)
         start[:, 0] = self._handoff[thread, :, 0]
         counts = self._handoff_counts[thread].copy()
-        largest, _ = wide.finish_from(wide_row_table(self.network.game), weights, dirty, self._rng_rows[thread, :4],
-                                      mode_code, params, path, path_steps, start, counts)
+        largest, _ = wide.finish_from(wide_row_table(self.network.game), weights, dirty, self.rng_states[thread],
+                                      mode_code, params, (path, path_steps), (start, counts))
         return int(counts[0]), int(counts[1]), int(largest)
 
     def _mode_code(self, mode: str) -> int:
@@ -243,9 +250,8 @@ class Learner:
         self._handoff[0] = 0
         self._handoff[0, 0] = board if self.network.wide else [board]
         self._handoff_counts[0] = 0
-        largest, handed = kernels.finish_from(self._table, self.network.weights, NO_TRACKING, self._rng_rows[0, :4],
-                                              mode_code, params, self._paths_after[0], self._paths_steps[0],
-                                              self._handoff[0], self._handoff_counts[0])
+        largest, handed = kernels.finish_from(self._table, self.network.weights, NO_TRACKING, self.rng_state,
+                                              mode_code, params, self._path(0), self._handoff_of(0))
         if handed:
             return self._finish_wide(0, self.network.weights, NO_TRACKING, False, mode_code, params)
         return int(self._handoff_counts[0, 0]), int(self._handoff_counts[0, 1]), int(largest)

@@ -149,14 +149,15 @@ class Agent:
         counts = np.zeros(2, np.int64)
         lo = 0
         while True:  # at least one call: with no games, it compiles (or loads) the kernel
+            out = (scores[lo:], max_codes[lo:], moves[lo:])
             if self._greedy:
                 played, handed = kernels.greedy_block(self._table, self.network.weights, self._rng_rows[thread, :4],
-                                                      scores[lo:], max_codes[lo:], moves[lo:], handoff, counts)
+                                                      out, (handoff, counts))
             else:
                 played, handed = kernels.search_block(self._table, self.network.weights, self._rng_rows[thread, :4],
                                                       self.search.depth, self._downgrade_code, self._tt[thread],
                                                       self._ttv[thread], self._limits, self.counters[thread],
-                                                      scores[lo:], max_codes[lo:], moves[lo:], handoff, counts)
+                                                      out, (handoff, counts))
             lo += played
             if handed:
                 scores[lo], moves[lo], max_codes[lo] = self._finish_wide(thread, handoff[0], counts)
@@ -190,10 +191,10 @@ class Agent:
     def _finish(self, kernels, table, thread, start, counts):
         """Play on from ``start[0]`` (score and moves so far in ``counts``): (largest code, handed off)."""
         if self._greedy:
-            return kernels.greedy_finish(table, self.network.weights, self._rng_rows[thread, :4], start, counts)
+            return kernels.greedy_finish(table, self.network.weights, self._rng_rows[thread, :4], (start, counts))
         return kernels.search_finish(table, self.network.weights, self._rng_rows[thread, :4], self.search.depth,
                                      self._downgrade_code, self._tt[thread], self._ttv[thread], self._limits,
-                                     self.counters[thread], start, counts)
+                                     self.counters[thread], (start, counts))
 
     def _kernels_for_board(self, board):
         """(kernels, row table, board as those kernels take it): a 4-bit board goes on on 5-bit cells once

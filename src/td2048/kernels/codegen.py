@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 from td2048.games.bitboard import symmetric_boards
+from td2048.kernels.params import POSITIONS
 from td2048.spec import NetworkSpec, tuple_runs
 
 _PACKAGE = Path(__file__).resolve().parent.parent
@@ -22,7 +23,8 @@ _SEARCH_SOURCE = _PACKAGE / "kernels" / "search.py"
 # global constants), and its cache only checks the generated file itself: so the generated
 # source carries a fingerprint of them, and any change to them gives a new module.
 _COMPILED_INTO_KERNELS = ("config.py", "rng.py", "games/bitboard.py", "games/game2048.py", "games/wide.py",
-                          "kernels/merge.py", "kernels/episode.py", "kernels/search.py", "kernels/codegen.py")
+                          "kernels/merge.py", "kernels/params.py", "kernels/episode.py", "kernels/search.py",
+                          "kernels/codegen.py")
 
 
 @functools.cache
@@ -447,6 +449,7 @@ import numpy as np
 
 from td2048.config import njit
 from td2048.kernels.merge import CHUNK_SHIFT, DIRTY_SHIFT, NO_TRACKING, prefetch_far, prefetch_read
+from td2048.kernels.params import {", ".join(POSITIONS)}
 from td2048.rng import below, uniform
 {_WIDE_BOARD if wide else _NARROW_BOARD}
 

@@ -22,6 +22,19 @@ the terminal state's value is 0 (it is also trained toward 0, so that the expect
 see terminal boards among the candidates, learn that they are worth nothing).
 """
 # ruff: noqa: F821  (value, update_of, move, np, njit, ... come from the generated module)
+from td2048.kernels.params import (
+    ALPHA_SPLIT,
+    EXPLORE_E0,
+    EXPLORE_E1,
+    EXPLORE_EPISODES,
+    EXPLORE_KIND,
+    FIRST_EPISODE,
+    LAMBDA,
+    NSTEP,
+    PROMOTE,
+    RESTART_CODE,
+    RESTARTS,
+)
 from td2048.rng import below, uniform
 
 # ---- episode kernels (shared by every network) ----
@@ -93,14 +106,16 @@ def best_candidate(w, board, work, bank):
 
 @njit
 def epsilon_at(params, episode):
-    """Exploration rate of an episode: params[3] = kind (0 none, 1 const, 2 linear, 3 exp), params[4:7] its numbers."""
-    kind = params[3]
-    if kind == 1:
-        return params[4]
-    if kind == 2:  # from e0 to e1 over n episodes, then e1
-        return params[4] + (params[5] - params[4]) * min(1.0, episode / params[6])
-    if kind == 3:  # e0 * exp(-rate * episode) for the first n episodes, then 0
-        return params[4] * np.exp(-params[5] * episode) if episode < params[6] else 0.0
+    """Exploration rate of an episode, by the schedule in ``params`` (see td2048.kernels.params)."""
+    kind = params[EXPLORE_KIND]
+    if kind == 1:  # const
+        return params[EXPLORE_E0]
+    if kind == 2:  # linear: from e0 to e1 over n episodes, then e1
+        return params[EXPLORE_E0] + (params[EXPLORE_E1] - params[EXPLORE_E0]) * min(1.0, episode
+                                                                                    / params[EXPLORE_EPISODES])
+    if kind == 3:  # exp: e0 * exp(-rate * episode) for the first n episodes, then 0
+        return params[EXPLORE_E0] * np.exp(-params[EXPLORE_E1] * episode) if episode < params[EXPLORE_EPISODES] \
+            else 0.0
     return 0.0
 
 
@@ -133,26 +148,26 @@ def random_legal_move(afters, rewards, board, rng):
 
 
 @njit
-def play_from(table, w, dirty, rng, mode, params, path_after, path_steps, board, score, steps, previous,
-              epsilon, pool, pool_state, record_code):
+def play_from(table, w, dirty, rng, mode, params, path, board, score, steps, previous, epsilon, pool, record_code):
     """Play on from ``board`` (``steps`` moves, ``score`` and the last afterstate ``previous`` so far).
 
-    ``params`` = (alpha_split, lambda, n, exploration (4), first episode, promotion, restarts (2)):
-    learns when mode is BACKWARD or FORWARD;
-    BACKWARD keeps the episode's afterstates in ``path_after`` and per move (reward, updated V) in
-    ``path_steps`` (with state values: the states s_0..s_T, and at i the reward of the move that
-    led to s_i). With probability ``epsilon`` a move is a uniformly random legal one
-    (exploration), learned from as played: targets follow the moves made (on-policy). A random
-    draw happens only when epsilon > 0.
+    ``params``: the learner's numbers (named in td2048.kernels.params); learns when mode is
+    BACKWARD or FORWARD. ``path`` = (boards, steps): BACKWARD keeps the episode's afterstates in
+    its boards and per move (reward, updated V) in its steps (with state values: the states
+    s_0..s_T, and at i the reward of the move that led to s_i). With probability ``epsilon`` a
+    move is a uniformly random legal one (exploration), learned from as played: targets follow
+    the moves made (on-policy). A random draw happens only when epsilon > 0.
     Multistage networks: the first time a chosen afterstate is in a stage not yet entered, that
-    stage starts from the previous one's weights (``enter_stage``; when params[8] is 1).
+    stage starts from the previous one's weights (``enter_stage``; when params[PROMOTE] is 1).
     Restarts: the first board of this episode with a code >= ``record_code`` is kept in the ring
-    ``pool`` (``pool_state`` = boards held, boards kept in all), for later episodes to start from.
+    ``pool`` = (boards, state: boards held, boards kept in all), for later episodes to start from.
     Returns (score, steps, final board, previous, handed off): a 4-bit board hands the episode off,
     unfinished, when it holds two 32768 tiles, which only 5-bit cells can merge (the caller goes on
     with the wide kernels, ``finish_from``).
     """
-    alpha_split = params[0]
+    alpha_split = params[ALPHA_SPLIT]
+    path_after, path_steps = path
+    pool_boards, pool_state = pool
     capacity = path_after.shape[0]
     work = scratch()
     xs = work[0]
@@ -162,13 +177,13 @@ def play_from(table, w, dirty, rng, mode, params, path_after, path_steps, board,
     pending = False  # forward TD: the update of the afterstate before last, made during the next move
     pending_row = np.int64(12)
     pending_target = 0.0
-    promote = STAGED and mode != PLAY and params[8] > 0.0
-    recording = record_code < 99 and pool.shape[0] > 0
+    promote = STAGED and mode != PLAY and params[PROMOTE] > 0.0
+    recording = record_code < 99 and pool_boards.shape[0] > 0
     while True:
         if recording and max_code(board) >= record_code:
-            store_board(pool, pool_state[1] % pool.shape[0], board)
+            store_board(pool_boards, pool_state[1] % pool_boards.shape[0], board)
             pool_state[1] += 1
-            pool_state[0] = min(pool_state[0] + 1, pool.shape[0])
+            pool_state[0] = min(pool_state[0] + 1, pool_boards.shape[0])
             recording = False
         if needs_wide(board):
             if pending:
@@ -221,17 +236,18 @@ def play_from(table, w, dirty, rng, mode, params, path_after, path_steps, board,
             td_update(w, dirty, board, 0.0, alpha_split)
         elif mode == BACKWARD:
             store_board(path_after, steps, board)
-            backward_updates(w, dirty, params, path_after, path_steps, steps + 1, xs)
+            backward_updates(w, dirty, params, path, steps + 1, xs)
     elif mode == FORWARD and steps > 0:
         update_row(w, dirty, xs, previous_row, 0.0, alpha_split)
     elif mode == BACKWARD:
-        backward_updates(w, dirty, params, path_after, path_steps, steps, xs)
+        backward_updates(w, dirty, params, path, steps, xs)
     return score, steps, board, previous, False
 
 
 @njit
-def backward_updates(w, dirty, params, path_after, path_steps, steps, xs):
-    """Update the episode's afterstates from the last to the first, each toward its target.
+def backward_updates(w, dirty, params, path, steps, xs):
+    """Update the episode's afterstates (``path`` = (boards, (reward, updated V) per move)) from the last
+    to the first, each toward its target.
 
     The last afterstate's target is 0; s'_t-1's target, with r_t the reward of the move to s'_t
     and V(s'_t) already updated, is the lambda-return
@@ -242,9 +258,10 @@ def backward_updates(w, dirty, params, path_after, path_steps, steps, xs):
     With state values the path holds states and the last one is terminal: trained toward 0, and
     worth 0 in the targets before it.
     """
-    alpha_split = params[0]
-    lam = params[1]
-    n = np.int64(params[2])
+    alpha_split = params[ALPHA_SPLIT]
+    lam = params[LAMBDA]
+    n = np.int64(params[NSTEP])
+    path_after, path_steps = path
     target = 0.0
     # each update's feature indices are computed, and its weights asked for, two updates ahead
     # (rows t % 3 of xs); one loop, so that the inlined kernels appear once
@@ -272,79 +289,87 @@ def backward_updates(w, dirty, params, path_after, path_steps, steps, xs):
 
 
 @njit
-def finish_from(table, w, dirty, rng, mode, params, path_after, path_steps, start, counts):
-    """Play on from a position: ``start`` holds (board, last afterstate), ``counts`` (score, moves).
+def finish_from(table, w, dirty, rng, mode, params, path, handoff):
+    """Play on from a position: ``handoff`` = (boards: the board and the last afterstate, counts: score
+    and moves so far), as run_block leaves an episode it hands off.
 
     For an episode handed off by another board width, and for play from a given position. On
-    return ``start`` and ``counts`` hold where play stopped; returns (largest code, handed off).
+    return ``handoff`` holds where play stopped; returns (largest code, handed off).
     """
-    epsilon = epsilon_at(params, params[7]) if mode != PLAY else 0.0
-    no_pool = np.empty((0, path_after.shape[1]), np.uint64)
-    score, steps, board, previous, handed = play_from(table, w, dirty, rng, mode, params, path_after,
-                                                      path_steps, load_board(start, 0), counts[0], counts[1],
-                                                      load_board(start, 1), epsilon, no_pool,
-                                                      np.zeros(2, np.int64), np.int64(99))
-    store_board(start, 0, board)
+    start, counts = handoff
+    epsilon = epsilon_at(params, params[FIRST_EPISODE]) if mode != PLAY else 0.0
+    no_pool = (np.empty((0, path[0].shape[1]), np.uint64), np.zeros(2, np.int64))
+    score, steps, board, previous, handed = play_from(table, w, dirty, rng, mode, params, path,
+                                                      load_board(start, 0), counts[0], counts[1],
+                                                      load_board(start, 1), epsilon, no_pool, np.int64(99))
+    hand_off(handoff, board, score, steps)
     store_board(start, 1, previous)
-    counts[0] = score
-    counts[1] = steps
     return max_code(board), handed
 
 
 @njit
-def run_block(table, w, dirty, rng, mode, params, path_after, path_steps, out_score, out_max_code, out_moves,
-              handoff, handoff_counts, stop, pool, pool_state, out_restarted):
-    """Up to len(out_score) episodes in one compiled call; per-episode results go to the out arrays.
+def run_block(table, w, dirty, rng, mode, params, path, handoff, pool, stop, out):
+    """Up to len(out[0]) episodes in one compiled call.
+
+    ``w``, ``dirty``: the weights and what an update marks (see update_of); ``rng``: the random
+    state; ``mode``: PLAY, BACKWARD or FORWARD; ``params``: the learner's numbers (named in
+    td2048.kernels.params); ``path``: (boards, steps) for one episode (see play_from); ``out`` =
+    (scores, largest codes, moves, restarted): episode e's results at e.
 
     Returns (episodes finished, handed off). Before each episode ``stop[0]`` is read: another
     thread sets it to ask for a merge, and the call returns at once. Handed off: the episode
-    after the finished ones reached what these kernels cannot play (see play_from); its board
-    and last afterstate are in ``handoff``, its score and moves in ``handoff_counts``, its path
-    in the paths.
+    after the finished ones reached what these kernels cannot play (see play_from); ``handoff`` =
+    (boards, counts) holds its board and last afterstate, and its score and moves, and ``path`` its
+    path, for finish_from on the other kernels.
 
-    Restarts (params[9] = p > 0): an episode starts, with probability p, from a board drawn
-    uniformly from ``pool`` instead of a new game (``out_restarted[e]`` = 1); a new game keeps its
-    first board with a tile code >= params[10] in the pool (see play_from). Without restarts
-    no random number is drawn for them.
+    Restarts (params[RESTARTS] = p > 0): an episode starts, with probability p, from a board drawn
+    uniformly from ``pool`` = (boards, state) instead of a new game (restarted 1); a new game keeps
+    its first board with a tile code >= params[RESTART_CODE] in the pool (see play_from). Without
+    restarts no random number is drawn for them.
     """
-    restart = params[9]
-    record = np.int64(params[10]) if restart > 0.0 else np.int64(99)
-    for e in range(out_score.shape[0]):
+    restart = params[RESTARTS]
+    record = np.int64(params[RESTART_CODE]) if restart > 0.0 else np.int64(99)
+    pool_boards, pool_state = pool
+    restarted = out[3]
+    for e in range(out[0].shape[0]):
         if stop[0]:
             return e, False
-        epsilon = epsilon_at(params, params[7] + e) if mode != PLAY else 0.0  # params[7]: first episode
+        epsilon = epsilon_at(params, params[FIRST_EPISODE] + e) if mode != PLAY else 0.0
         started = np.uint8(0)
         if restart > 0.0 and pool_state[0] > 0 and uniform(rng) < restart:
-            board = load_board(pool, below(rng, pool_state[0]))
+            board = load_board(pool_boards, below(rng, pool_state[0]))
             started = np.uint8(1)
         else:
             board = new_game(rng)
-        out_restarted[e] = started
-        score, steps, final, previous, handed = play_from(table, w, dirty, rng, mode, params, path_after, path_steps,
-                                                          board, np.int64(0), np.int64(0), EMPTY_BOARD, epsilon, pool,
-                                                          pool_state, np.int64(99) if started else record)
+        restarted[e] = started
+        score, steps, final, previous, handed = play_from(table, w, dirty, rng, mode, params, path, board,
+                                                          np.int64(0), np.int64(0), EMPTY_BOARD, epsilon, pool,
+                                                          np.int64(99) if started else record)
         if handed:
-            hand_off(handoff, handoff_counts, final, score, steps)
-            store_board(handoff, 1, previous)
+            hand_off(handoff, final, score, steps)
+            store_board(handoff[0], 1, previous)
             return e, True
-        store_result(out_score, out_max_code, out_moves, e, score, steps, final)
-    return out_score.shape[0], False
+        store_result(out, e, score, steps, final)
+    return out[0].shape[0], False
 
 
 @njit(inline='always')
-def hand_off(handoff, handoff_counts, final, score, steps):
-    """Leave an unfinished episode for the kernels of the other board width: its board, score and moves."""
-    store_board(handoff, 0, final)
-    handoff_counts[0] = score
-    handoff_counts[1] = steps
+def hand_off(handoff, final, score, steps):
+    """Leave an unfinished episode for the kernels of the other board width: ``handoff`` = (boards, counts)
+    gets its board, and its score and moves."""
+    boards, counts = handoff
+    store_board(boards, 0, final)
+    counts[0] = score
+    counts[1] = steps
 
 
 @njit(inline='always')
-def store_result(out_score, out_max_code, out_moves, e, score, steps, final):
-    """Game e of a block is over: its score, largest code and moves."""
-    out_score[e] = score
-    out_moves[e] = steps
-    out_max_code[e] = max_code(final)
+def store_result(out, e, score, steps, final):
+    """Game e of a block is over: its score, largest code and moves into ``out`` = (scores, largest codes,
+    moves, ...)."""
+    out[0][e] = score
+    out[2][e] = steps
+    out[1][e] = max_code(final)
 
 
 PLACE, SLIDE = 0, 1  # kinds of recorded actions

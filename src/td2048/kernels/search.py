@@ -250,45 +250,48 @@ def search_play_from(table, w, rng, board, score, steps, depth, downgrade, tt, t
 
 
 @njit
-def search_block(table, w, rng, depth, downgrade, tt, ttv, limits, counters, out_score, out_max_code, out_moves,
-                 handoff, handoff_counts):
-    """Up to len(out_score) games from new boards, played by search; as run_block: (games finished, handed off)."""
-    for e in range(out_score.shape[0]):
+def search_block(table, w, rng, depth, downgrade, tt, ttv, limits, counters, out, handoff):
+    """Up to len(out[0]) games from new boards, played by search; ``out`` = (scores, largest codes, moves),
+    ``handoff`` = (boards, counts) as in run_block: returns (games finished, handed off)."""
+    for e in range(out[0].shape[0]):
         score, steps, final, handed = search_play_from(table, w, rng, new_game(rng), np.int64(0), np.int64(0), depth,
                                                        downgrade, tt, ttv, limits, counters)
         if handed:
-            hand_off(handoff, handoff_counts, final, score, steps)
+            hand_off(handoff, final, score, steps)
             return e, True
-        store_result(out_score, out_max_code, out_moves, e, score, steps, final)
-    return out_score.shape[0], False
+        store_result(out, e, score, steps, final)
+    return out[0].shape[0], False
 
 
 @njit
-def search_finish(table, w, rng, depth, downgrade, tt, ttv, limits, counters, start, counts):
-    """Finish a game handed off by another board width (``start[0]``: its board, ``counts``: score, moves)."""
-    score, steps, board, handed = search_play_from(table, w, rng, load_board(start, 0), counts[0], counts[1], depth,
+def search_finish(table, w, rng, depth, downgrade, tt, ttv, limits, counters, handoff):
+    """Finish a game handed off by another board width (``handoff`` = (boards: its board first, counts:
+    score, moves)); on return ``handoff`` holds where play stopped."""
+    boards, counts = handoff
+    score, steps, board, handed = search_play_from(table, w, rng, load_board(boards, 0), counts[0], counts[1], depth,
                                                    downgrade, tt, ttv, limits, counters)
-    hand_off(start, counts, board, score, steps)  # where play stopped, as a hand-off leaves it
+    hand_off(handoff, board, score, steps)  # where play stopped, as a hand-off leaves it
     return max_code(board), handed
 
 
 @njit
-def greedy_block(table, w, rng, out_score, out_max_code, out_moves, handoff, handoff_counts):
+def greedy_block(table, w, rng, out, handoff):
     """search_block at depth 1 without a downgrade (see greedy_play_from)."""
-    for e in range(out_score.shape[0]):
+    for e in range(out[0].shape[0]):
         score, steps, final, handed = greedy_play_from(table, w, rng, new_game(rng), np.int64(0), np.int64(0))
         if handed:
-            hand_off(handoff, handoff_counts, final, score, steps)
+            hand_off(handoff, final, score, steps)
             return e, True
-        store_result(out_score, out_max_code, out_moves, e, score, steps, final)
-    return out_score.shape[0], False
+        store_result(out, e, score, steps, final)
+    return out[0].shape[0], False
 
 
 @njit
-def greedy_finish(table, w, rng, start, counts):
+def greedy_finish(table, w, rng, handoff):
     """search_finish at depth 1 without a downgrade (see greedy_play_from)."""
-    score, steps, board, handed = greedy_play_from(table, w, rng, load_board(start, 0), counts[0], counts[1])
-    hand_off(start, counts, board, score, steps)  # where play stopped, as a hand-off leaves it
+    boards, counts = handoff
+    score, steps, board, handed = greedy_play_from(table, w, rng, load_board(boards, 0), counts[0], counts[1])
+    hand_off(handoff, board, score, steps)  # where play stopped, as a hand-off leaves it
     return max_code(board), handed
 
 
