@@ -237,7 +237,7 @@ function show(name) {
   tab = name;
   for (const button of document.querySelectorAll("nav button")) {
     button.setAttribute("aria-selected", String(button.dataset.tab === name));
-    $(button.dataset.tab).hidden = button.dataset.tab !== name;
+    $("panel-" + button.dataset.tab).hidden = button.dataset.tab !== name;
   }
 }
 document.querySelectorAll("nav button").forEach((b) => b.addEventListener("click", () => show(b.dataset.tab)));

@@ -1,0 +1,189 @@
+"""The web app of td2048 serve in Debian's Chromium (Playwright), against a real server on the shipped model:
+keyboard play follows the rules (tests/naive.py), the hint is /api/move's move, the engine plays until paused,
+the analysis board shows the API's values, a record file replays in the replay page's viewer."""
+
+import re
+from pathlib import Path
+
+import pytest
+from commands import td2048
+from naive import move as naive_move
+from serving import Server
+
+from td2048.games.tiles import tile_value
+from td2048.models import shipped_model
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+DIRECTIONS = ["up", "right", "down", "left"]
+
+
+@pytest.fixture(scope="module")
+def server():
+    s = Server("--threads", 1, "--max-depth", 3)
+    yield s
+    assert s.stop() == 0
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium driven by Playwright; missing either is a failure (CI installs both), not a skip."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.fail("playwright is not installed: pip install -e '.[test]'")
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium")
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser, server):
+    # Playwright waits on conditions by evaluating text, which the page's Content-Security-Policy forbids:
+    # the tests lift it (test_the_page_works_under_its_policy runs under it)
+    page = browser.new_page(viewport={"width": 900, "height": 700}, bypass_csp=True)
+    errors = []
+    page.on("pageerror", lambda e: errors.append(e))
+    page.goto(server.url + "/")
+    page.wait_for_function("document.getElementById('play-board').dataset.gameId")
+    yield page
+    assert errors == []
+    page.close()
+
+
+def test_the_page_works_under_its_policy(browser, server):
+    page = browser.new_page(viewport={"width": 900, "height": 700})
+    errors, requests = [], []
+    page.on("pageerror", lambda e: errors.append(e))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(server.url + "/")
+    page.wait_for_selector("#play-board[data-game-id][data-moves='0']")
+    for key in ("ArrowLeft", "ArrowUp", "ArrowRight", "ArrowDown"):
+        page.keyboard.press(key)
+    page.wait_for_selector("#play-board:not([data-moves='0'])")
+    assert errors == [] and all(url.startswith(server.url + "/") for url in requests), (errors, requests)
+    page.close()
+
+
+def cells(page, board="#play-board"):
+    """The codes the page shows, row-major."""
+    return page.eval_on_selector_all(f"{board} .cell", "cs => cs.map(c => Number(c.dataset.code))")
+
+
+def grid(codes):
+    return [codes[r:r + 4] for r in range(0, 16, 4)]
+
+
+def moves_shown(page):
+    return int(page.get_attribute("#play-board", "data-moves"))
+
+
+def test_keyboard_play_follows_the_rules(page, server):
+    game_id = page.get_attribute("#play-board", "data-game-id")
+    assert [tile_value("2048", c) for c in cells(page)] == server.ok("GET", f"/api/games/{game_id}")["board"]
+    played = 0
+    for key in ["ArrowLeft", "ArrowUp", "d", "s", "ArrowRight", "a", "w", "ArrowDown"] * 2:
+        before = grid(cells(page))
+        direction = {"ArrowUp": 0, "w": 0, "ArrowRight": 1, "d": 1, "ArrowDown": 2, "s": 2, "ArrowLeft": 3,
+                     "a": 3}[key]
+        after, reward = naive_move(before, direction)
+        page.keyboard.press(key)
+        if after == before:  # an illegal move: refused, the board stays
+            page.wait_for_function("document.getElementById('play-status').textContent.includes('does not change')")
+            assert grid(cells(page)) == before and moves_shown(page) == played
+            continue
+        played += 1
+        page.wait_for_function(f"document.getElementById('play-board').dataset.moves == {played}")
+        state = server.ok("GET", f"/api/games/{game_id}")
+        assert state["history"][-1] == DIRECTIONS[direction]
+        placed = state["placed"][-1]
+        assert after[placed["cell"] // 4][placed["cell"] % 4] == 0
+        after[placed["cell"] // 4][placed["cell"] % 4] = placed["tile"].bit_length() - 1
+        assert grid(cells(page)) == after
+        assert int(page.text_content("#play-score")) == state["score"]
+    assert played >= 4
+
+
+def test_hint_is_the_move_of_the_api(page, server):
+    for depth in ("1", "2"):
+        page.select_option("#depth", depth)
+        page.click("#hint-button")
+        page.wait_for_function(f"!document.getElementById('hint').hidden && "
+                               f"document.getElementById('hint-depth').textContent.includes('depth {depth}')")
+        board = [tile_value("2048", c) for c in cells(page)]
+        expected = server.ok("POST", "/api/move", {"board": board, "depth": int(depth)})
+        assert page.text_content("#hint-best").split()[-1] == expected["move"]
+        shown = page.get_attribute(f"#hint-values tr[data-move={expected['move']}]", "data-value")
+        assert float(shown) == expected["value"]
+        board = grid(cells(page))
+        legal = next(d for d in (2, 3, 1, 0) if naive_move(board, d)[0] != board)
+        page.keyboard.press(["ArrowUp", "ArrowRight", "ArrowDown", "ArrowLeft"][legal])  # the hint goes with a move
+        page.wait_for_function("document.getElementById('hint').hidden")
+
+
+def test_engine_plays_until_paused_and_can_be_taken_over(page):
+    page.select_option("#depth", "1")
+    page.select_option("#engine-speed", "1000")
+    page.click("#engine")
+    page.wait_for_function("Number(document.getElementById('play-board').dataset.moves) >= 15")
+    page.click("#engine")  # pause
+    page.wait_for_function("document.getElementById('play-board').dataset.engine === 'off'")
+    page.wait_for_timeout(300)  # a move on its way when paused still lands
+    paused_at = moves_shown(page)
+    page.wait_for_timeout(500)
+    assert moves_shown(page) == paused_at
+    assert page.text_content("#engine") == "engine plays"
+    board = grid(cells(page))
+    legal = next(d for d in range(4) if naive_move(board, d)[0] != board)
+    page.keyboard.press(["ArrowUp", "ArrowRight", "ArrowDown", "ArrowLeft"][legal])  # taken over by the player
+    page.wait_for_function(f"document.getElementById('play-board').dataset.moves == {paused_at + 1}")
+    page.keyboard.press("e")  # and handed back
+    page.wait_for_function(f"Number(document.getElementById('play-board').dataset.moves) >= {paused_at + 6}")
+    page.keyboard.press("e")
+
+
+def test_analysis_board_shows_the_values_of_the_api(page, server):
+    page.click("#tab-analyse")
+    tiles = {0: 2, 1: 4, 2: 8, 5: 2, 15: 16}
+    for cell, tile in tiles.items():
+        page.click(f"#palette button[data-tile='{tile}']")
+        page.click(f"#analysis-board .cell[data-cell='{cell}']")
+    page.select_option("#analysis-depth", "3")
+    board = [tiles.get(i, 0) for i in range(16)]
+    assert [tile_value("2048", c) for c in cells(page, "#analysis-board")] == board
+    expected = server.ok("POST", "/api/analyze", {"board": board, "depth": 3})
+    page.wait_for_function("document.getElementById('analysis-board').dataset.analysed == "
+                           f"{len(tiles) + 1}")
+    for name, value in expected["moves"].items():
+        row = f"#analysis-values tr[data-move={name}]"
+        if value is None:
+            assert page.get_attribute(row, "class") == "illegal"
+        else:
+            assert float(page.get_attribute(row, "data-value")) == value
+    assert page.text_content("#analysis-best").split()[-1] == expected["best"]
+    page.click("#analysis-board .cell[data-cell='0']", button="right")  # empties it
+    page.wait_for_function("document.getElementById('analysis-board').dataset.analysed == "
+                           f"{len(tiles) + 2}")
+    assert cells(page, "#analysis-board")[0] == 0
+
+
+def test_a_record_file_replays_in_the_viewer(page, tmp_path, cli_env):
+    record = tmp_path / "games.txt"
+    r = td2048("eval", shipped_model(), "--games", 2, "--seed", 5, "--record", record, env=cli_env)
+    assert r.returncode == 0, r.stderr
+    page.click("#tab-replay")
+    page.set_input_files("#replay-file", str(record))
+    page.wait_for_function("document.getElementById('board').dataset.game == '1'")
+    assert re.fullmatch(r"0 / \d+", page.text_content("#move"))
+    page.keyboard.press("ArrowRight")
+    assert page.get_attribute("#board", "data-step") == "1"
+    page.select_option("#game", "1")
+    assert page.get_attribute("#board", "data-game") == "2"
+    page.click("#tab-play")
+    page.keyboard.press("ArrowRight")  # the game's keys again, not the viewer's
+    assert page.get_attribute("#board", "data-step") == "0"
