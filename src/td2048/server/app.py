@@ -331,7 +331,10 @@ def create_app(engine: Engine, store: GameStore, local: bool = True) -> FastAPI:
             raise Conflict(f"game {game_id} is waiting for the engine's move: one move at a time")
         return JSONResponse(game.undo())
 
-    @app.get("/api/games/{game_id}/record", response_class=PlainTextResponse, responses=game_refusals,
+    record_answer = {200: {"description": "one line of the course's record grammar",
+                           "content": {"text/plain": {"schema": {"type": "string"}}}}}
+
+    @app.get("/api/games/{game_id}/record", response_model=None, responses={**record_answer, **game_refusals},
              summary="A game's record, one line of the course's grammar (td2048 judge checks it once it is over)")
     async def record(game_id: GameId) -> PlainTextResponse:
         game = store.get(game_id)
