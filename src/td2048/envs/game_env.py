@@ -352,11 +352,15 @@ class TileGameVectorEnv(VectorEnv):
         self._seeded = False
         self.copy = copy  # False: step returns the environment's own arrays, overwritten by the next step
         self._obs_buffer = None if copy else self._boards.observations(observation)
+        if not copy and observation == "codes":  # the boards' own cells, with no copy at all
+            self._obs_buffer = self._boards.codes.reshape(num_envs, 4, 4)
 
     def _out(self, array: np.ndarray) -> np.ndarray:
         return array.copy() if self.copy else array
 
     def _obs(self) -> np.ndarray:
+        if self._obs_buffer is not None and self.observation == "codes":
+            return self._obs_buffer
         return self._boards.observations(self.observation, out=self._obs_buffer)
 
     def _infos(self) -> dict[str, Any]:
