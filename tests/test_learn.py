@@ -125,15 +125,15 @@ class ReferenceLearner:
                                              ("backward", 1.0, 0), ("backward", 0.0, 3), ("backward", 0.0, 1)])
 def test_compiled_episodes_equal_the_reference_bit_for_bit(mode, lam, nstep):
     net = Network(parse_network(SMALL))
-    player = Learner(net, seed=11)
-    player.run(20, mode, 0.1)  # start from weights that are no longer all zero
-    reference = ReferenceLearner(net, player.rng_state, alpha=0.1)
-    block = player.run(3, mode, 0.1, lam=lam, nstep=nstep)
+    learner = Learner(net, seed=11)
+    learner.run(20, mode, 0.1)  # start from weights that are no longer all zero
+    reference = ReferenceLearner(net, learner.rng_state, alpha=0.1)
+    block = learner.run(3, mode, 0.1, lam=lam, nstep=nstep)
     for e in range(3):
         score, moves = reference.episode(mode, lam, nstep)
         assert (score, moves) == (block.scores[e], block.moves[e])
     np.testing.assert_array_equal(reference.w, net.weights)
-    assert np.array_equal(reference.rng, player.rng_state)
+    assert np.array_equal(reference.rng, learner.rng_state)
 
 
 def test_same_seed_same_weights():
@@ -163,8 +163,8 @@ def test_small_network_learns(update):
 
 def test_playing_does_not_change_weights():
     net = Network(parse_network(SMALL))
-    player = Learner(net, seed=3)
-    player.run(30, "backward", 0.1)
+    learner = Learner(net, seed=3)
+    learner.run(30, "backward", 0.1)
     before = net.weights.copy()
     block = Agent(net, seed=3).play(10)
     assert np.array_equal(before, net.weights)
@@ -205,10 +205,10 @@ def test_backward_targets_on_a_hand_worked_episode(lam, nstep, expected):
                                              ("forward", 0.0, 0)])
 def test_exploration_equals_the_reference_bit_for_bit(mode, lam, nstep):
     net = Network(parse_network(SMALL))
-    player = Learner(net, seed=13)
-    player.run(20, mode, 0.1)
-    reference = ReferenceLearner(net, player.rng_state, alpha=0.1)
-    block = player.run(3, mode, 0.1, lam=lam, nstep=nstep, explore="const:0.3")
+    learner = Learner(net, seed=13)
+    learner.run(20, mode, 0.1)
+    reference = ReferenceLearner(net, learner.rng_state, alpha=0.1)
+    block = learner.run(3, mode, 0.1, lam=lam, nstep=nstep, explore="const:0.3")
     for e in range(3):
         assert reference.episode(mode, lam, nstep, epsilon=0.3) == (block.scores[e], block.moves[e])
     np.testing.assert_array_equal(reference.w, net.weights)
@@ -243,9 +243,9 @@ def test_the_4x6_network_learns_as_the_reference_with_far_prefetches():
     spec = parse_network("4x6")
     assert "prefetch_far(w" in generate_source(spec) and "prefetch_far(w" not in generate_source(parse_network(SMALL))
     net = Network(spec)
-    player = Learner(net, seed=5)
-    player.run(2, "backward", 0.1)  # weights no longer all zero
-    reference = ReferenceLearner(net, player.rng_state, alpha=0.1)
-    block = player.run(1, "backward", 0.1)
+    learner = Learner(net, seed=5)
+    learner.run(2, "backward", 0.1)  # weights no longer all zero
+    reference = ReferenceLearner(net, learner.rng_state, alpha=0.1)
+    block = learner.run(1, "backward", 0.1)
     assert reference.episode("backward") == (block.scores[0], block.moves[0])
     np.testing.assert_array_equal(reference.w, net.weights)

@@ -34,12 +34,12 @@ def test_threads_learn_and_weights_are_merged():
     settings = TrainSettings(network="2x4", episodes=3000, block=500, seed=1, threads=2)
     net, stats = train(settings)
     assert stats[-1].avg > 1.5 * stats[0].avg
-    player = Learner(net, seed=2, threads=2)
+    learner = Learner(net, seed=2, threads=2)
     before = net.weights.copy()
-    player.run(200, "backward", 0.1)
-    player.merge()
+    learner.run(200, "backward", 0.1)
+    learner.merge()
     assert not np.array_equal(before, net.weights)
-    assert np.array_equal(player._copies[0], net.weights) and np.array_equal(player._copies[1], net.weights)
+    assert np.array_equal(learner._copies[0], net.weights) and np.array_equal(learner._copies[1], net.weights)
 
 
 def test_tracked_kernels_learn_like_plain_ones():
@@ -83,10 +83,10 @@ def test_merge_rule_with_three_threads():
 def test_threads_merge_within_a_block():
     """With merges due all the time, the threads stop together to merge many times in one block."""
     net = Network(parse_network("2x4"))
-    player = Learner(net, seed=3, threads=2, merge_seconds=0.0)
-    player.run(300, "backward", 0.1)
+    learner = Learner(net, seed=3, threads=2, merge_seconds=0.0)
+    learner.run(300, "backward", 0.1)
     assert net.weights.any()  # merged during the block: nothing was merged after it
-    block = player.run(300, "backward", 0.1)
+    block = learner.run(300, "backward", 0.1)
     assert (block.moves > 0).all() and (block.scores > 0).all()
 
 
@@ -95,8 +95,10 @@ def test_a_failing_thread_is_reported_and_breaks_the_barrier():
 
     import pytest
 
-    player = Learner(Network(parse_network("2x4")), seed=3, threads=2)
+    from td2048.threads import run_threads
+
     barrier = threading.Barrier(2)
+    told = []
 
     def worker(thread):
         if thread == 1:
@@ -104,7 +106,10 @@ def test_a_failing_thread_is_reported_and_breaks_the_barrier():
         barrier.wait()  # would wait forever for thread 1
 
     with pytest.raises(ValueError, match="thread 1 failed"):
-        player._start_and_join(worker, barrier)
+        run_threads(2, worker, barrier=barrier, on_error=lambda: told.append(True))
+    assert told == [True]  # the learner's way to ask the other threads' kernels to return
+    with pytest.raises(ValueError, match="one thread"):  # one thread: on the caller's, its error as it is
+        run_threads(1, lambda thread: (_ for _ in ()).throw(ValueError("one thread")))
 
 
 def _merged_reference(shared, copies, flagged):
@@ -177,9 +182,9 @@ def test_weights_start_on_a_cache_line(tmp_path):
     from td2048.io.model import load_model, save_model
 
     net = Network(parse_network("2x4"))
-    player = Learner(net, seed=1, threads=2)
-    player.run(20, "backward", 0.1)
+    learner = Learner(net, seed=1, threads=2)
+    learner.run(20, "backward", 0.1)
     assert net.weights.ctypes.data % 64 == 0
-    assert player._copies.ctypes.data % 64 == 0
+    assert learner._copies.ctypes.data % 64 == 0
     save_model(tmp_path / "m.td2048", net)
     assert load_model(tmp_path / "m.td2048")[0].weights.ctypes.data % 64 == 0

@@ -97,11 +97,11 @@ def test_tc_episodes_equal_the_reference_bit_for_bit(mode):
     """On the suite's staged network, whose TC kernels the CLI test also uses (one module less to compile);
     its stage 0 is the plain network."""
     net = Network(parse_network(SMALL, stages=parse_stages(STAGES)))
-    player = Learner(net, seed=21)
-    player.run(10, mode, 0.1)  # TD first (OTD then TC starts TC on trained weights)
-    player.run(10, mode, 1.0, tc=True)  # accumulators no longer fresh
-    reference = StagedTCReference(net, player.rng_state, 1.0)
-    block = player.run(3, mode, 1.0, tc=True)
+    learner = Learner(net, seed=21)
+    learner.run(10, mode, 0.1)  # TD first (OTD then TC starts TC on trained weights)
+    learner.run(10, mode, 1.0, tc=True)  # accumulators no longer fresh
+    reference = StagedTCReference(net, learner.rng_state, 1.0)
+    block = learner.run(3, mode, 1.0, tc=True)
     for e in range(3):
         assert reference.episode(mode) == (block.scores[e], block.moves[e])
     np.testing.assert_array_equal(reference.w, net.weights)
@@ -114,9 +114,9 @@ def test_optimistic_start_values_every_board_at_v():
     assert (net.weights == np.float32(15000)).all()  # 240000 / 16 features
     for board in (0x1, 0x21, 0xFEDCBA9876543210):
         assert net.value(board) == 240000
-    player = Learner(net, seed=3)  # then plain TD from there, as the reference does it
-    reference = ReferenceLearner(net, player.rng_state, alpha=0.1)
-    block = player.run(2, "backward", 0.1)
+    learner = Learner(net, seed=3)  # then plain TD from there, as the reference does it
+    reference = ReferenceLearner(net, learner.rng_state, alpha=0.1)
+    block = learner.run(2, "backward", 0.1)
     assert [reference.episode("backward") for _ in range(2)] == list(zip(block.scores, block.moves))
     np.testing.assert_array_equal(reference.w, net.weights)
 
@@ -150,10 +150,10 @@ def test_stage_rule_and_promotion_on_a_hand_worked_network():
 def test_multistage_episodes_equal_the_reference_bit_for_bit(mode, promote):
     spec = parse_network(SMALL, stages=parse_stages(STAGES))
     net = Network(spec)
-    player = Learner(net, seed=5)
-    player.run(3, mode, 0.1, promote=promote)
-    reference = StagedReference(net, player.rng_state, 0.1, promote)
-    block = player.run(6, mode, 0.1, promote=promote)
+    learner = Learner(net, seed=5)
+    learner.run(3, mode, 0.1, promote=promote)
+    reference = StagedReference(net, learner.rng_state, 0.1, promote)
+    block = learner.run(6, mode, 0.1, promote=promote)
     assert max(block.max_codes) >= 6  # the episodes reach stage 1
     for e in range(6):
         assert reference.episode(mode) == (block.scores[e], block.moves[e])
@@ -163,10 +163,10 @@ def test_multistage_episodes_equal_the_reference_bit_for_bit(mode, promote):
 
 def test_restarts_keep_first_boards_and_start_from_them():
     net = Network(parse_network(SMALL))
-    player = Learner(net, seed=9)
-    block = player.run(400, "backward", 0.1, restarts=0.5, restart_code=6)
-    held, kept = player._pool_states[0, :2]
-    pool = player._pools[0, :held, 0]
+    learner = Learner(net, seed=9)
+    block = learner.run(400, "backward", 0.1, restarts=0.5, restart_code=6)
+    held, kept = learner._pool_states[0, :2]
+    pool = learner._pools[0, :held, 0]
     assert 0 < held == kept <= 400 - block.restarted.sum()
     assert all(max_code(np.uint64(b)) == 6 for b in pool)  # each game's first board with a 64
     assert 100 < block.restarted.sum() < 300

@@ -142,15 +142,15 @@ class StateReference(ReferenceLearner):
     ("forward", 0.0, 0, "const:0.3")])
 def test_compiled_state_episodes_equal_the_reference_bit_for_bit(mode, lam, nstep, explore):
     net = Network(parse_network(SMALL), method="state")
-    player = Learner(net, seed=21)
-    player.run(10, mode, 0.1)  # weights no longer all zero
-    reference = StateReference(net, player.rng_state, alpha=0.1)
-    block = player.run(3, mode, 0.1, lam=lam, nstep=nstep, explore=explore)
+    learner = Learner(net, seed=21)
+    learner.run(10, mode, 0.1)  # weights no longer all zero
+    reference = StateReference(net, learner.rng_state, alpha=0.1)
+    block = learner.run(3, mode, 0.1, lam=lam, nstep=nstep, explore=explore)
     epsilon = 0.3 if explore != "none" else 0.0
     for e in range(3):
         assert reference.episode(mode, lam, nstep, epsilon) == (block.scores[e], block.moves[e])
     np.testing.assert_array_equal(reference.w, net.weights)
-    assert np.array_equal(reference.rng, player.rng_state)
+    assert np.array_equal(reference.rng, learner.rng_state)
 
 
 @pytest.mark.parametrize("lam, nstep, expected", [

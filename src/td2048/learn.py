@@ -26,7 +26,7 @@ from td2048.games.wide import wide_row_table
 from td2048.kernels.merge import NO_TRACKING, dirty_size, merge_regions
 from td2048.kernels.params import FIRST_EPISODE, learning_params
 from td2048.network import Network, aligned_zeros
-from td2048.rng import make_rng_state
+from td2048.rng import thread_rng_rows, thread_rng_states
 from td2048.settings import (
     DEFAULT_MERGE_SECONDS,
     UPDATE_MODES,
@@ -35,12 +35,12 @@ from td2048.settings import (
     exploration,
 )
 from td2048.stats import BlockStats
+from td2048.threads import run_threads
 
 # 2048 with 4-bit cells: every move spawns a tile worth >= 2 and the tiles sum to at most
 # 16 * 32768, so no episode is longer than this many moves.
 MAX_EPISODE_MOVES = 16 * 32768 // 2 + 16
 WIDE_MAX_EPISODE_MOVES = 1 << 20  # 2584 and wide boards: far longer than any game played (a safety valve)
-_RNG_STRIDE = 16  # uint64s per thread's random state: 128 bytes, two cache lines
 RESTART_POOL = 4096  # boards kept per thread for restarts (a ring: the newest replace the oldest)
 
 
@@ -66,8 +66,26 @@ class Learner:
     share of episodes a thread finishes, whatever the clock says). Such runs are fast but not
     reproducible; one thread is reproducible bit for bit and needs no copies.
 
-    The player owns the network's weights while it learns: change them between blocks only
-    through :meth:`sync` (or a new player).
+    The learner owns the network's weights while it learns: change them between blocks only
+    through :meth:`sync` (or a new learner).
+
+    Parameters
+    ----------
+    network : Network
+        The network to train (its weights change in place).
+    seed : int or None
+        Seed of the threads' random states; None: fresh entropy.
+    threads : int
+        Threads that learn at once.
+    rng_states : numpy.ndarray or None
+        ``uint64[threads, 4]``: the threads' random states to go on from (a resumed run), instead of ``seed``.
+    merge_seconds : float
+        Seconds of training between merges of the threads' copies.
+
+    Raises
+    ------
+    TD2048Error
+        When threads is below 1.
     """
 
     def __init__(self, network: Network, seed: int | None = None, threads: int = 1,
@@ -77,12 +95,8 @@ class Learner:
         self.network = network
         self.threads = threads
         if rng_states is None:
-            children = np.random.SeedSequence(seed).spawn(threads) if threads > 1 else [seed]
-            rng_states = np.stack([make_rng_state(child) for child in children])
-        # each thread's state on cache lines of its own: states written on every move by two
-        # threads in one 64-byte line cost more than the second thread gains (false sharing)
-        self._rng_rows = np.zeros((threads, _RNG_STRIDE), np.uint64)
-        self._rng_rows[:, :4] = np.asarray(rng_states, dtype=np.uint64).reshape(threads, 4)
+            rng_states = thread_rng_states(seed, threads)
+        self._rng_rows = thread_rng_rows(np.asarray(rng_states, dtype=np.uint64).reshape(threads, 4))
         self._table = wide_row_table(network.game) if network.wide else row_table()
         longest = WIDE_MAX_EPISODE_MOVES if network.wide else MAX_EPISODE_MOVES
         words = 2 if network.wide else 1  # a board is one uint64, or two on 5-bit cells
@@ -187,8 +201,8 @@ class Learner:
         if copies:
             kernels = self._tracked_kernels
 
-        def play(thread, lo, hi):
-            """Play episodes lo..hi-1 on a thread; returns where it got to (before hi: a merge was asked for)."""
+        def learn_share(thread, lo, hi):
+            """Learn from episodes lo..hi-1 on a thread; returns where it got to (before hi: a merge was asked for)."""
             weights = self._copies[thread] if copies else self.network.weights
             dirty = self._dirty[thread] if copies else self.network.start_accumulators() if tc else NO_TRACKING
             pool = (self._pools[thread], self._pool_states[thread, :2])
@@ -210,9 +224,9 @@ class Learner:
 
         start = time.perf_counter()
         if not copies:
-            play(0, 0, episodes)
+            learn_share(0, 0, episodes)
         else:  # learning on copies: the threads stop together to merge them every so often
-            self._learn_threads(episodes, play)
+            self._learn_threads(episodes, learn_share)
         return EpisodeBlock(scores, max_codes, moves, time.perf_counter() - start, restarted)
 
     def _finish_wide(self, thread, weights, dirty, tracked, mode_code, params, tc=False):
@@ -240,10 +254,28 @@ class Learner:
                               "(to play without learning: td2048.play.Agent)")
         return kernels.BACKWARD if mode == "backward" else kernels.FORWARD
 
-    def play_from(self, board, mode: str = "backward", alpha: float = 0.1, lam: float = 0.0,
-                  nstep: int = 0) -> tuple[int, int, int]:
-        """Learn from one episode played on from a position (an int; (lo, hi) on 5-bit cells):
-        (score, moves, largest code). Uses the first thread's random state."""
+    def learn_from(self, board, mode: str = "backward", alpha: float = 0.1, lam: float = 0.0,
+                   nstep: int = 0) -> tuple[int, int, int]:
+        """Learn from one episode played on from a position, with the first thread's random state.
+
+        Parameters
+        ----------
+        board : int or tuple of (int, int)
+            The position: an int on 4-bit cells, (lo, hi) on 5-bit cells.
+        mode : str
+            ``"backward"`` or ``"forward"``.
+        alpha : float
+            The learning rate (split over the features).
+        lam : float
+            Lambda of the lambda-returns.
+        nstep : int
+            n of n-step returns; 0: lambda-returns.
+
+        Returns
+        -------
+        tuple of (int, int, int)
+            The episode's score, moves and largest tile code.
+        """
         kernels = self.network.kernels
         mode_code = self._mode_code(mode)
         params = self._params(alpha, lam, nstep)
@@ -257,17 +289,12 @@ class Learner:
         return int(self._handoff_counts[0, 0]), int(self._handoff_counts[0, 1]), int(largest)
 
     def _merge(self) -> None:
-        regions = self._dirty.shape[1]
-        bounds = np.linspace(0, regions, self.threads + 1).astype(np.int64)
-        workers = [threading.Thread(target=merge_regions, daemon=True,
-                                    args=(self.network.weights, self._copies, self._dirty, bounds[t], bounds[t + 1]))
-                   for t in range(self.threads)]
-        for w in workers:
-            w.start()
-        for w in workers:
-            w.join()
+        """Merge the copies into the network's weights, each thread a share of the regions."""
+        bounds = np.linspace(0, self._dirty.shape[1], self.threads + 1).astype(np.int64)
+        run_threads(self.threads, lambda t: merge_regions(self.network.weights, self._copies, self._dirty,
+                                                          bounds[t], bounds[t + 1]))
 
-    def _learn_threads(self, episodes: int, play) -> None:
+    def _learn_threads(self, episodes: int, learn_share) -> None:
         """Learn ``episodes`` episodes on the threads' copies, merging them every ``merge_seconds``.
 
         The threads take shares of the episodes left (a share shrinks as the block nears its end,
@@ -312,7 +339,7 @@ class Learner:
                     barrier.wait()
                     continue
                 start = lo
-                lo = play(thread, lo, hi)
+                lo = learn_share(thread, lo, hi)
                 if lo > start:
                     with lock:
                         state["played"] = True
@@ -333,37 +360,14 @@ class Learner:
                     self._stop[0] = 1
                 return 0.001
 
-        self._start_and_join(worker, barrier, ask_for_merge)
+        def stop_kernels() -> None:  # a thread failed: the others return from their kernels to find the broken barrier
+            self._stop[0] = 1
+
+        try:
+            run_threads(self.threads, worker, barrier=barrier, on_error=stop_kernels, tick=ask_for_merge)
+        finally:
+            self._stop[0] = 0
         self._unmerged_seconds = time.perf_counter() - state["since"]
-
-    def _start_and_join(self, worker, barrier: threading.Barrier | None = None,
-                        tick: Callable[[], float] | None = None) -> None:
-        """Run ``worker(thread)`` on each thread and wait for all; the first error is raised here.
-
-        A thread that fails breaks ``barrier``, so that no other thread waits there forever.
-        While waiting, ``tick()`` is called again after the seconds it returned."""
-        errors = []
-
-        def guarded(thread):
-            try:
-                worker(thread)
-            except threading.BrokenBarrierError:
-                pass  # another thread failed: its error is the one to report
-            except BaseException as error:  # noqa: BLE001 - handed to the calling thread
-                errors.append(error)
-                self._stop[0] = 1  # the others return from their kernels to find the broken barrier
-                if barrier is not None:
-                    barrier.abort()
-
-        workers = [threading.Thread(target=guarded, args=(t,), daemon=True) for t in range(self.threads)]
-        for w in workers:
-            w.start()
-        for w in workers:
-            while w.is_alive():
-                w.join(max(0.001, tick()) if tick is not None else None)
-        self._stop[0] = 0
-        if errors:
-            raise errors[0]
 
 
 def train(settings: TrainSettings, network: Network | None = None,
@@ -377,18 +381,33 @@ def train(settings: TrainSettings, network: Network | None = None,
         settings.seed = int(np.random.SeedSequence().entropy % (2**63))
     if network is None:
         network = settings.new_network()
-    player = Learner(network, settings.seed, settings.threads, merge_seconds=settings.merge_every)
+    learner = Learner(network, settings.seed, settings.threads, merge_seconds=settings.merge_every)
     stats = []
-    for block in train_blocks(settings, player, 0):
+    for block in train_blocks(settings, learner, 0):
         stats.append(block)
         if on_block is not None:
             on_block(block)
-    player.merge()
+    learner.merge()
     return network, stats
 
 
-def train_blocks(settings: TrainSettings, player: Learner, done: int) -> Iterator[BlockStats]:
-    """Train from ``done`` episodes up to ``settings.episodes``, yielding each block's statistics."""
+def train_blocks(settings: TrainSettings, learner: Learner, done: int) -> Iterator[BlockStats]:
+    """Train from ``done`` episodes up to ``settings.episodes``, block by block.
+
+    Parameters
+    ----------
+    settings : TrainSettings
+        The run's settings (checked).
+    learner : Learner
+        The learner of the run's network, its random state where the run is.
+    done : int
+        Episodes already trained.
+
+    Yields
+    ------
+    BlockStats
+        Each block's statistics as it ends.
+    """
     tc_start = settings.tc_start()
     restart_code = settings.restart_code()
     while done < settings.episodes:
@@ -397,7 +416,7 @@ def train_blocks(settings: TrainSettings, player: Learner, done: int) -> Iterato
         if tc_start is not None and done < tc_start:
             n = min(n, tc_start - done)  # a block ends where TC begins
         alpha = settings.tc_alpha if tc else alpha_at(settings.alpha_schedule, settings.alpha, done)
-        block = player.run(n, settings.update, alpha, settings.lam, settings.nstep, settings.explore, done, tc=tc,
+        block = learner.run(n, settings.update, alpha, settings.lam, settings.nstep, settings.explore, done, tc=tc,
                            promote=settings.promote, restarts=settings.restarts, restart_code=restart_code)
         done += n
         extra = {"alpha": alpha}
@@ -408,4 +427,4 @@ def train_blocks(settings: TrainSettings, player: Learner, done: int) -> Iterato
             natural = block.restarted == 0
             extra["restarted"] = int(block.restarted.sum())
         yield BlockStats.from_block(done, block.scores[natural], block.max_codes[natural], block.moves, block.seconds,
-                                    game=player.network.game, **extra)
+                                    game=learner.network.game, **extra)

@@ -24,7 +24,7 @@ from td2048.games.board import Board
 from td2048.games.game2048 import MOVE_NAMES, row_table
 from td2048.games.wide import wide_row_table
 from td2048.network import Network, aligned_zeros
-from td2048.rng import make_rng_state
+from td2048.rng import thread_rng_rows, thread_rng_states
 from td2048.settings import (
     MAX_DEPTH,
     TT_ENTRY_BYTES,
@@ -35,8 +35,7 @@ from td2048.settings import (
 )
 from td2048.spec import format_bytes
 from td2048.stats import BlockStats
-
-_RNG_STRIDE = 16  # uint64s per thread's random state: two cache lines, no false sharing
+from td2048.threads import run_threads
 
 
 class Agent:
@@ -75,9 +74,7 @@ class Agent:
         self._greedy = self.search.depth <= 1 and self._downgrade_code == 0
         # nodes, leaves, TT probes, TT hits: each thread's on two cache lines of its own (no false sharing)
         self.counters = np.zeros((threads, 16), np.int64)
-        children = np.random.SeedSequence(seed).spawn(threads) if threads > 1 else [seed]
-        self._rng_rows = np.zeros((threads, _RNG_STRIDE), np.uint64)
-        self._rng_rows[:, :4] = np.stack([make_rng_state(child) for child in children])
+        self._rng_rows = thread_rng_rows(thread_rng_states(seed, threads))
         self._table = wide_row_table(network.game) if network.wide else row_table()
 
     @property
@@ -234,29 +231,6 @@ class Agent:
     def search_counts(self) -> dict[str, int]:
         total = self.counters.sum(axis=0)
         return {"nodes": int(total[0]), "leaves": int(total[1]), "tt_probes": int(total[2]), "tt_hits": int(total[3])}
-
-
-def run_threads(threads: int, worker: Callable[[int], None]) -> None:
-    """Run ``worker(thread)`` on ``threads`` threads (the kernels release the GIL) and wait for all;
-    the first error is raised here. One thread runs on the caller's."""
-    if threads == 1:
-        worker(0)
-        return
-    errors = []
-
-    def guarded(thread):
-        try:
-            worker(thread)
-        except BaseException as error:  # noqa: BLE001 - handed to the calling thread
-            errors.append(error)
-
-    workers = [threading.Thread(target=guarded, args=(t,), daemon=True) for t in range(threads)]
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join()
-    if errors:
-        raise errors[0]
 
 
 def evaluate(network: Network, games: int, seed: int | None = None, threads: int = 1,

@@ -2,6 +2,8 @@
 
 No kernel touches a global generator: the state goes in as an array and comes back
 advanced, so a run is reproducible from its seed and the state can be saved with a run.
+Threads each get a state of their own, from one seed (:func:`thread_rng_states`), each on cache
+lines of its own (:func:`thread_rng_rows`): the learner and the agent hold them the same way.
 """
 
 import numpy as np
@@ -18,6 +20,50 @@ def make_rng_state(seed: int | np.random.SeedSequence | None) -> np.ndarray:
     if not state.any():  # the all-zero state is the one fixed point of xoshiro
         state[0] = 1
     return state
+
+
+RNG_STRIDE = 16  # uint64s per thread's row of random state: 128 bytes, two cache lines of its own
+
+
+def thread_rng_states(seed: int | np.random.SeedSequence | None, threads: int) -> np.ndarray:
+    """The random states of ``threads`` threads from one seed (all seeding of threads goes through here).
+
+    Parameters
+    ----------
+    seed : int, numpy.random.SeedSequence or None
+        The seed; None: fresh entropy.
+    threads : int
+        How many states.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``uint64[threads, 4]``: one thread's state is the seed's; more are ``SeedSequence(seed).spawn(threads)``.
+    """
+    children = np.random.SeedSequence(seed).spawn(threads) if threads > 1 else [seed]
+    return np.stack([make_rng_state(child) for child in children])
+
+
+def thread_rng_rows(states: np.ndarray) -> np.ndarray:
+    """The threads' states, each on cache lines of its own.
+
+    A state is written on every move: two threads' states in one 64-byte line would cost more than
+    the second thread gains (false sharing). So each state starts a row of :data:`RNG_STRIDE` words.
+
+    Parameters
+    ----------
+    states : numpy.ndarray
+        ``uint64[threads, 4]`` (or anything that reshapes to it).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``uint64[threads, RNG_STRIDE]``, thread t's state in ``[t, :4]`` (the view the kernels take).
+    """
+    states = np.asarray(states, dtype=np.uint64).reshape(-1, 4)
+    rows = np.zeros((states.shape[0], RNG_STRIDE), np.uint64)
+    rows[:, :4] = states
+    return rows
 
 
 # literal constants as globals: Numba takes them as compile-time constants, while each U64(...)

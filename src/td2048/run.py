@@ -47,11 +47,11 @@ def _rng_from_json(rows) -> np.ndarray:
 class TrainingRun:
     """One run directory being trained: create or resume, then iterate :meth:`blocks`."""
 
-    def __init__(self, directory: Path, settings: TrainSettings, network: Network, player: Learner, done: int):
+    def __init__(self, directory: Path, settings: TrainSettings, network: Network, learner: Learner, done: int):
         self.directory = directory
         self.settings = settings
         self.network = network
-        self.player = player
+        self.learner = learner
         self.done = done
         self.last_snapshot = done
         self.last_snapshot_time = time.monotonic()
@@ -75,8 +75,8 @@ class TrainingRun:
             {**settings.to_dict(), "network_spec": network.spec.to_dict(), "td2048": __version__},
             indent=2) + "\n")
         (directory / LOG).write_text("")
-        player = Learner(network, settings.seed, settings.threads, merge_seconds=settings.merge_every)
-        return cls(directory, settings, network, player, 0)
+        learner = Learner(network, settings.seed, settings.threads, merge_seconds=settings.merge_every)
+        return cls(directory, settings, network, learner, 0)
 
     @staticmethod
     def _initial_network(settings: TrainSettings) -> Network:
@@ -127,18 +127,18 @@ class TrainingRun:
         else:  # killed before the first snapshot: start again
             network, done, states = cls._initial_network(settings), 0, None
         if states is None and done == 0:  # no snapshot yet: start again as created, with the run's seed
-            player = Learner(network, settings.seed, settings.threads, merge_seconds=settings.merge_every)
+            learner = Learner(network, settings.seed, settings.threads, merge_seconds=settings.merge_every)
         elif states is None or len(states) != settings.threads:
             seed_seq = np.random.SeedSequence([settings.seed, done])
-            player = Learner(network, int(seed_seq.generate_state(1, np.uint64)[0]), settings.threads,
+            learner = Learner(network, int(seed_seq.generate_state(1, np.uint64)[0]), settings.threads,
                             merge_seconds=settings.merge_every)
         else:
-            player = Learner(network, threads=settings.threads, rng_states=states, merge_seconds=settings.merge_every)
-            player.set_restart_pools(state.get("restart_pools", []))
+            learner = Learner(network, threads=settings.threads, rng_states=states, merge_seconds=settings.merge_every)
+            learner.set_restart_pools(state.get("restart_pools", []))
         kept = [b for b in read_log(directory / LOG) if b.get("episodes", 0) <= done]
         write_text_atomic(directory / LOG, "".join(json.dumps(b) + "\n" for b in kept))
         write_text_atomic(directory / SETTINGS, json.dumps({**saved, **settings.to_dict()}, indent=2) + "\n")
-        return cls(directory, settings, network, player, done)
+        return cls(directory, settings, network, learner, done)
 
     # ------------------------------------------------------------ training
 
@@ -146,7 +146,7 @@ class TrainingRun:
         """Train block by block, logging each and snapshotting on schedule; ends early when ``stop()``."""
         try:
             with open(self.directory / LOG, "a", encoding="utf-8") as log:
-                for stats in train_blocks(self.settings, self.player, self.done):
+                for stats in train_blocks(self.settings, self.learner, self.done):
                     self.done = stats.episodes
                     log.write(json.dumps(stats.to_json()) + "\n")
                     log.flush()
@@ -165,10 +165,10 @@ class TrainingRun:
         return time.monotonic() - self.last_snapshot_time >= seconds
 
     def _state(self) -> dict:
-        state = {"episodes": self.done, "rng_states": _rng_to_json(self.player.rng_states),
+        state = {"episodes": self.done, "rng_states": _rng_to_json(self.learner.rng_states),
                  "threads": self.settings.threads}
         if self.settings.restarts > 0:  # the boards kept for restarts, so that a resumed run goes on as one
-            state["restart_pools"] = self.player.restart_pools()
+            state["restart_pools"] = self.learner.restart_pools()
         return state
 
     def _training_info(self) -> dict:
@@ -182,7 +182,7 @@ class TrainingRun:
     def snapshot(self, background: bool = False) -> None:
         """Save weights and state; in the background the weights are copied first and training goes on."""
         self.wait()
-        self.player.merge()
+        self.learner.merge()
         net = self.network
         network = net.copy() if background else net
         state, info = self._state(), self._training_info()

@@ -29,6 +29,7 @@ from td2048.errors import TD2048Error
 from td2048.network import Network
 from td2048.settings import Search
 from td2048.stats import BlockStats
+from td2048.threads import run_threads
 
 if TYPE_CHECKING:
     from td2048.play import Agent
@@ -270,8 +271,6 @@ def play_sharded(network: Network, search: Search, games: int, seed: int | None 
                 done = sum(len(r.scores) for r in results)
             if on_progress is not None:
                 on_progress(done)
-
-    from td2048.play import run_threads
 
     start = time.perf_counter()
     run_threads(min(threads, len(shards)), worker)
