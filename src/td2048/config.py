@@ -23,8 +23,8 @@ DEFAULT_TC_ALPHA = 1.0  # temporal coherence's meta rate (TDL2048+'s)
 DEFAULT_NETWORK = "4x6"
 DEFAULT_EPISODES = 100_000
 DEFAULT_BLOCK = 1000
-# A 4x6 snapshot costs 0.3-1 s of training (writing 268 MB evicts the caches, which then refill):
-# every 5 minutes that is under 0.5%, and a crash loses at most 5 minutes.
+# A snapshot costs training time (writing the weights evicts the caches, which then refill): every 5
+# minutes that is a small share of a run, and a crash loses at most 5 minutes.
 DEFAULT_SNAPSHOT_EVERY = "5m"
 DEFAULT_CLAMP_2584 = 21  # the course's suggestion: 4x6 at 4 x 22**6 float32 (1.7 GiB)
 DEFAULT_MEMORY_LIMIT = 2 * 1024**3  # 2 GiB of weights, the course's limit

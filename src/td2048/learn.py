@@ -193,8 +193,7 @@ class Learner:
             self._copies = aligned_zeros(self.threads, self.network.weights.size)
             self._copies[:] = self.network.weights
             # only merges write the network's weights: fault their pages in now (a fresh network's
-            # are not yet), not in the first merge, where every thread would wait on it (75 ms
-            # instead of 13 on 4x6)
+            # are not yet), not in the first merge, where every thread would wait on it
             self.network.weights[:] = self._copies[0]
             self._dirty = np.zeros((self.threads, dirty_size(self.network.weights.size)), np.uint8)
             self._tracked_kernels = self.network.kernels_for(tracked=True)

@@ -29,8 +29,8 @@ from td2048.network import Network
 from td2048.spec import METHODS, format_bytes, parse_network, parse_size, parse_stages
 
 UPDATE_MODES = ("backward", "forward")
-# multi-thread training: the copies are merged every DEFAULT_MERGE_SECONDS of training (measured
-# on 4x6, 100k episodes, 2 threads: see td2048.kernels.merge)
+# multi-thread training: the copies are merged every DEFAULT_MERGE_SECONDS of training (merging more
+# often learns more per episode, less often is faster: see td2048.kernels.merge)
 DEFAULT_MERGE_SECONDS = 0.25
 MAX_DEPTH = 8  # a depth-8 search of one open board already takes minutes
 DEFAULT_TT_SIZE = "64MiB"  # per thread: 2M entries, more than a depth-4 game's searches fill

@@ -53,7 +53,7 @@ a run killed in any other way resumes from its last snapshot with --resume DIR.
 With one thread, runs with the same --seed give identical weights, bit for bit.
 With --threads N, N episodes are played at once, each thread on a copy of the weights
 that is merged into the network every quarter second (--merge-every): faster, but not reproducible, and a
-little less is learned per episode (see the README).
+little less is learned per episode.
 """
 
 
@@ -76,8 +76,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "every --merge-every seconds: faster, but not reproducible, and less learned per episode")
     p.add_argument("--merge-every", type=positive_float_arg, default=None, metavar="SECONDS",
                    help=f"with --threads: seconds of training between merges of the threads' weights (default "
-                        f"{DEFAULT_MERGE_SECONDS}); longer is faster and learns less per episode (4x6, 2 threads: "
-                        f"0.25 s 1.72x one thread's moves/s, 0.5 s 1.76x and about half a point less 2048 at 100k)")
+                        f"{DEFAULT_MERGE_SECONDS}); longer is a little faster and learns a little less per episode")
     p.add_argument("--snapshot-every", default=None, metavar="N|TIME",
                    help=f"snapshot every N episodes, or every TIME of training such as 30s, 5m, 1h "
                         f"(default {DEFAULT_SNAPSHOT_EVERY})")
@@ -94,7 +93,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "episodes) or exp:1:0.0005:5000 (exp(-0.0005 n) for 5,000 episodes). Convention: "
                         "on-policy, explored moves are learned from as played (targets follow the moves made). "
                         "Greedy targets at explored moves (Q-learning style) made the 4x6 weights diverge "
-                        "(measured; see docs/experiments.md)")
+                        "(see the experiments in docs/benchmarks/experiments.md)")
     p.add_argument("--method", choices=METHODS, default=None,
                    help="what V values: afterstate (after the move; default) or state (after the new tile, moves "
                         "chosen by the expectation over new tiles); recorded in the model")

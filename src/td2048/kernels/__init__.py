@@ -1,11 +1,12 @@
 """Compiled kernels, specialised per network.
 
-Reading a tuple's index with a loop over a table of runs is about 3x slower than straight-line
-shifts and masks (measured on 4x6: 1.1M vs 3.5M training moves/s), so each network gets its
-own kernels: :mod:`codegen` writes the network's value and update functions as plain code, the
-episode kernels of :mod:`episode` are appended unchanged, and the module is saved in a cache
+Reading a tuple's index with a loop over a table of runs is several times slower than
+straight-line shifts and masks, so each network gets its own kernels: :mod:`codegen` writes the
+network's value and update functions as plain code, the episode kernels of :mod:`episode` and the
+search kernels of :mod:`search` are appended unchanged, and the module is saved in a cache
 directory and imported. Numba's ``cache=True`` then keeps the compiled code next to it, so a
-network is compiled once per machine (a few seconds) and loads in a fraction of a second after.
+network is compiled once per machine and loads quickly after. The learning kernels' parameter
+vector is named in :mod:`params`; merging threads' weight copies is :mod:`merge`.
 
 The cache directory is ``$TD2048_CACHE_DIR``, else ``$XDG_CACHE_HOME/td2048`` or
 ``~/.cache/td2048``; a generated file's name holds a hash of its whole source, so a change to
@@ -29,6 +30,13 @@ _by_variant: dict[tuple, ModuleType] = {}
 
 
 def cache_dir() -> Path:
+    """Where generated kernel modules are kept.
+
+    Returns
+    -------
+    pathlib.Path
+        ``$TD2048_CACHE_DIR``, else ``$XDG_CACHE_HOME/td2048``, else ``~/.cache/td2048``.
+    """
     explicit = os.environ.get("TD2048_CACHE_DIR")
     if explicit:
         return Path(explicit)
@@ -51,10 +59,30 @@ def kernels_for(spec, tracked: bool = False, wide: bool = False, state_values: b
                 tc: bool = False) -> ModuleType:
     """The compiled-kernel module of a network spec (generated and imported on first use).
 
-    ``tracked``: the variant for multi-thread training, which flags the weight regions it changes.
-    ``wide``: for boards of 5-bit cells (2584).
-    ``state_values``: for values of states (``--method state``) rather than afterstates.
-    ``tc``: temporal coherence updates (the accumulators in place of ``dirty``).
+    Parameters
+    ----------
+    spec : NetworkSpec
+        The network (:mod:`td2048.spec`).
+    tracked : bool
+        The variant for multi-thread training, which flags the weight regions it changes.
+    wide : bool
+        For boards of 5-bit cells (2584, and 2048 past two 32768 tiles).
+    state_values : bool
+        For values of states (``--method state``) rather than afterstates.
+    tc : bool
+        Temporal coherence updates (the accumulators in place of ``dirty``).
+
+    Returns
+    -------
+    module
+        The generated module: ``run_block``, ``finish_from``, ``search_block``, ``value``, ... for this network.
+
+    Raises
+    ------
+    ValueError
+        When asked for tracked TC kernels (TC learns on one thread).
+    OSError
+        When no directory for the generated modules is writable.
     """
     if tc and tracked:
         raise ValueError("TC kernels learn on one thread: they are never tracked")

@@ -1,65 +1,27 @@
 """Merging the weight copies of threads that trained at once.
 
-Threads that write the same weights slow each other down more than they help: on the
-2-core development machine, two threads updating one shared 4x6 table trained at 0.75-1.0x
-the speed of one (2.3-3.1M moves/s against 3.0M; the frequently used weights bounce between
-the cores' caches), while two threads on copies of their own, never merged, run at 1.85-1.9x,
-as two separate processes do. So each thread trains on its own copy, marking the chunks of
-CHUNK weights it changed, and the copies are merged chunk by chunk (see td2048.learn for
-how often): a weight that every thread that changed it moved the same way takes the largest
-of their moves (exactly that copy's value); one they moved in opposite directions takes the
-sum of the moves.
+Threads that write the same weights slow each other down more than they help: the frequently
+used weights bounce between the cores' caches, and two threads on one shared table train no
+faster than one. So each thread trains on its own copy, marking the chunks of CHUNK weights it
+changed, and the copies are merged chunk by chunk (see td2048.learn for how often): a weight that
+every thread that changed it moved the same way takes the largest of their moves (exactly that
+copy's value); one they moved in opposite directions takes the sum of the moves.
 
-Why that rule: a weight that two threads each pushed toward the same target would, trained
-by one thread, have moved by somewhere between the larger move (both had nearly reached the
-target) and the sum (small steps far from it); the mean is below both. Measured on 4x6,
-100,000 episodes, 2 threads, 2048 reached in the last block (single thread 91.1%):
+Why that rule: a weight that two threads each pushed toward the same target would, trained by
+one thread, have moved by somewhere between the larger move (both had nearly reached the target)
+and the sum (small steps far from it); the mean is below both, and the sum overshoots. Of the
+rules tried (mean, sum, largest/sum, at several intervals), largest/sum every quarter second
+learned the most per episode at nearly the speed of copies never merged. Merging more often
+lets the threads see each other's updates sooner, which is what learning per episode needs most
+early on, but each merge reads and writes every changed chunk of every copy and of the base.
 
-    rule            merges                                   2048 rate   moves/s vs 1 thread
-    mean            every 1 s (at block ends)                87.7%       1.75x
-    sum             every 1 s                                79.6%       (overshoots; degrades after 50k)
-    sum             every block                              86.8%
-    sum             every 0.1 s, checked every 250 episodes  86.1%       1.3x
-    largest/sum     every 1 s                                87.8%
-    largest/sum     after every 250 episodes                 89.4%       1.27x
-    largest/sum     0.25 s, checked every 250 episodes       90.9%       1.5x
-    largest/sum     0.25 s, threads wait for each other      88.8-90.5%  1.53x
-    largest/sum     0.5 s, threads wait for each other       88.5-90.5%  1.67x
-    largest/sum     0.75 s, threads wait for each other      88.3%       1.79x
-    largest + half the smaller / sum, 0.5 s                  89.2-89.6%  (no better)
-    largest/sum     0.25 s, stop flag, chunks, prefetch      89.1-89.8%  1.72x  <- the default
-    largest/sum     0.4 / 0.5 s, the same                    89.9 / 90.2% 1.76x (last 5 blocks 88.8 / 88.5%)
-
-("threads wait for each other": the threads no longer end at a batch of 250 episodes to be
-started again; they stop at a barrier, merge their shares of the regions, and go on. "stop
-flag": the kernels return before their next episode when a merge is asked for, instead of
-the threads playing batches of about 2 ms and asking between them: 8,000 fewer returns to
-Python every 8 s, which had cost 6% of the threads' time.)
-Merging more often lets the threads see each other's updates sooner, which is what learning
-per episode needs most early on (at 20,000 episodes: one thread 66.4%, mean every 1 s 44.9%,
-sum every 0.1 s 64.8%, largest/sum every 0.25 s 52-54%), but each merge reads and writes
-every changed chunk of every copy and of the base: every 0.25 s about 250,000 of a 4x6
-table's 2.1 million chunks, 60% of them changed by both threads.
-
-How a merge is made fast (4x6 from a trained model, 0.25 s of 2-thread training, one thread
-merging everything): 256-weight regions, a flag byte each, took 33 ms; flagging 32-weight
-chunks (a bit each in the region's byte, so the flags stay 256 KB a thread and in the
-core's cache) moves a third of the bytes but took as long, the chunks being scattered and
-each waiting on memory in turn; listing the changed chunks first, then merging each with
-the lines of the chunk AHEAD places on already asked for (software prefetch), takes 17 ms.
-Merges now take 3.7% of the threads' time at 0.25 s (6.5% before). A flag byte per chunk
-(2 MB a thread, more than the core's cache) made training 5% slower; a bit costs 2%.
-
-Tried and left out (players alternating blocks in one process, so that the machine's drift
-cancels; 2 threads at 1.68-1.75x one thread's moves/s): each thread writing only its own copy
-(merge into the base, then each copies the base's merged chunks), so that no core writes
-lines the other trains on: no faster. Merging only the chunks both threads changed, leaving
-one writer's chunks for a later merge: at most 3% faster even when never merged, 1% when
-merged every 4th time. Flags stored before the weights instead of after, or a plain byte
-store per region instead of a bit: within the noise (flagging costs 2-4% of one thread's
-speed either way); testing the bit and storing only when unset (a branch per weight): 0.75x.
-Chunks of one cache line (16 weights): 360,000 chunks instead of 239,000, one merge 19 ms
-either way. Two threads on one shared table, still: 0.78x one thread.
+How a merge is made fast: the threads do not end their kernels at fixed batches to be started
+again; every merge interval a stop flag makes each kernel return before its next episode, the
+threads meet at a barrier, each merges its share of the regions, and all go on. A region of
+256 weights has one flag byte per thread, a bit for each of its 8 chunks of 32 weights (two
+cache lines), so the flags stay small enough for the core's cache; a merge first lists the
+changed chunks, then merges each with the lines of the chunk AHEAD places on already asked for
+(software prefetch), so that the scattered chunks do not wait on memory one after the other.
 """
 
 import numpy as np
@@ -75,7 +37,7 @@ CHUNK_SHIFT = 5  # bit b of a region's byte flags its chunk b of 32 weights (two
 CHUNK = 1 << CHUNK_SHIFT
 LINE_WEIGHTS = 16  # float32 weights in a 64-byte cache line
 BATCH = 2048  # chunks listed before they are merged
-AHEAD = 8  # chunks between a chunk's prefetch and its merge (4, 16 and 32 measured slower)
+AHEAD = 8  # chunks between a chunk's prefetch and its merge
 
 
 def _prefetch_intrinsic(for_write: int, locality: int = 3):
