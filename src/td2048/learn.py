@@ -371,9 +371,28 @@ class Learner:
 
 def train(settings: TrainSettings, network: Network | None = None,
           on_block: Callable[[BlockStats], None] | None = None) -> tuple[Network, list[BlockStats]]:
-    """Train a network in memory, block by block; ``on_block`` sees each block's statistics as it ends.
+    """Train a network in memory, block by block.
 
     (``td2048 train`` goes through :mod:`td2048.run`, which adds the run directory, snapshots and resume.)
+
+    Parameters
+    ----------
+    settings : TrainSettings
+        What to train and how (checked here; a seed of None is drawn and set).
+    network : Network or None
+        The network to train; None: a new one from the settings.
+    on_block : callable or None
+        Called with each block's statistics as it ends.
+
+    Returns
+    -------
+    tuple of (Network, list of BlockStats)
+        The trained network and every block's statistics.
+
+    Raises
+    ------
+    TD2048Error
+        On settings that make no run.
     """
     settings.validate()
     if settings.seed is None:

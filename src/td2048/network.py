@@ -149,9 +149,21 @@ class Network:
         return self.kernels_for(wide=self.wide)
 
     def start_accumulators(self) -> np.ndarray:
-        """TC's accumulators, made fresh if there are none: both start at the smallest normal float32,
-        so each weight's first TC step has the rate |accumulated error| / accumulated |error| = 1
-        (TDL2048+'s convention)."""
+        """TC's accumulators, made fresh if there are none.
+
+        Both start at the smallest normal float32, so each weight's first TC step has the rate
+        |accumulated error| / accumulated |error| = 1 (TDL2048+'s convention).
+
+        Returns
+        -------
+        numpy.ndarray
+            ``float32[2 * n_weights]``: per weight its accumulated error and accumulated absolute error.
+
+        Raises
+        ------
+        TD2048Error
+            When there is not enough memory for them.
+        """
         if self.accumulators is None:
             try:
                 acc = aligned_zeros(2 * self.weights.size)
@@ -164,33 +176,75 @@ class Network:
 
     @property
     def state_values(self) -> bool:
+        """Whether V values states (``method`` ``"state"``) rather than afterstates."""
         return self.method == "state"
 
     @property
     def cell_bits(self) -> int:
+        """Bits a cell: 4, or 5 on wide boards."""
         return 5 if self.wide else 4
 
     def kernels_for(self, tracked: bool = False, wide: bool | None = None, tc: bool = False):
-        """This network's kernels: ``tracked`` for multi-thread copies, ``wide`` for 5-bit cells,
-        ``tc`` for temporal coherence updates."""
+        """This network's compiled kernels (see :func:`td2048.kernels.kernels_for`).
+
+        Parameters
+        ----------
+        tracked : bool
+            The variant for multi-thread copies, which flags the weight regions it changes.
+        wide : bool or None
+            For 5-bit cells; None: the network's own cells.
+        tc : bool
+            Temporal coherence updates.
+
+        Returns
+        -------
+        module
+            The generated kernel module.
+        """
         from td2048.kernels import kernels_for
 
         return kernels_for(self.spec, tracked=tracked, wide=self.wide if wide is None else wide,
                            state_values=self.state_values, tc=tc)
 
     def wide_kernels(self, tracked: bool = False, tc: bool = False):
-        """Kernels of this network on 5-bit cells: where a 4-bit episode goes on past two 32768 tiles."""
+        """Kernels of this network on 5-bit cells: where a 4-bit episode goes on past two 32768 tiles.
+
+        Parameters
+        ----------
+        tracked : bool
+            The variant for multi-thread copies.
+        tc : bool
+            Temporal coherence updates.
+
+        Returns
+        -------
+        module
+            The generated kernel module.
+        """
         return self.kernels_for(tracked, wide=True, tc=tc)
 
     def copy(self) -> Network:
-        """The same network with a copy of the weights (and of TC's accumulators)."""
+        """The same network with a copy of the weights (and of TC's accumulators).
+
+        Returns
+        -------
+        Network
+            The copy.
+        """
         acc = None if self.accumulators is None else self.accumulators.copy()
         return Network(self.spec, self.weights.copy(), memory_limit=self.spec.nbytes, game=self.game,
                        cell_bits=self.cell_bits, method=self.method, accumulators=acc)
 
     def fill_optimistic(self, value: float) -> None:
-        """Optimistic initialisation: every board (of every stage) starts at ``value``, each weight at
-        value / (tuples x isomorphisms), TDL2048+'s ``=V/norm`` for one stage."""
+        """Optimistic initialisation: every board (of every stage) starts at ``value``.
+
+        Each weight is set to value / (tuples x isomorphisms), TDL2048+'s ``=V/norm`` for one stage.
+
+        Parameters
+        ----------
+        value : float
+            The value every board starts at.
+        """
         w = self.weights
         w[:self.spec.stage_markers] = np.float32(value / self.spec.n_features)
         w[self.spec.stage_markers:] = 0.0
@@ -199,25 +253,80 @@ class Network:
         return (np.uint64(board[0]), np.uint64(board[1])) if self.wide else np.uint64(board)
 
     def tables(self) -> list[np.ndarray]:
-        """Views of the weight tables, one per tuple (index as in the module docstring); a multistage
-        network's first stage."""
+        """Views of the weight tables, one per tuple (indexed as :mod:`td2048.spec` describes).
+
+        Returns
+        -------
+        list of numpy.ndarray
+            One float32 view per tuple; a multistage network's first stage.
+        """
         return [self.weights[o:o + n] for o, n in zip(self.spec.table_offsets, self.spec.table_sizes, strict=True)]
 
     def value(self, board: int) -> float:
+        """V(board): every tuple on each symmetric board.
+
+        Parameters
+        ----------
+        board : int or tuple of (int, int)
+            A packed board: an int on 4-bit cells, (lo, hi) on 5-bit cells.
+
+        Returns
+        -------
+        float
+            The board's value.
+        """
         return float(self.kernels.value(self.weights, self._board(board)))
 
     def expected_value(self, afterstate: int) -> float:
-        """E[V] over the new tile on an afterstate (for state-value networks; 0.0 for afterstate ones)."""
+        """E[V] over the new tile on an afterstate (for state-value networks).
+
+        Parameters
+        ----------
+        afterstate : int or tuple of (int, int)
+            A packed board right after a move.
+
+        Returns
+        -------
+        float
+            The mean over empty cells of 0.9 V(a new tile of code 1 there) + 0.1 V(code 2); 0.0 for afterstate
+            networks.
+        """
         return float(self.kernels.expected_value(self.weights, self._board(afterstate)))
 
     def feature_indices(self, board: int) -> np.ndarray:
-        """Flat weight indices read for ``board``: isomorphism-major, then tuple."""
+        """The flat weight indices read for a board.
+
+        Parameters
+        ----------
+        board : int or tuple of (int, int)
+            A packed board: an int on 4-bit cells, (lo, hi) on 5-bit cells.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``uint64[n_features]``: isomorphism-major, then tuple.
+        """
         out = np.zeros((1, self.spec.n_features), np.uint64)
         self.kernels.feature_indices(self._board(board), out, 0)
         return out[0]
 
     def td_update(self, board: int, target: float, alpha: float) -> float:
-        """One TD step with the learning rate split over all features; returns the new V(board)."""
+        """One TD step on a board, the learning rate split over all features.
+
+        Parameters
+        ----------
+        board : int or tuple of (int, int)
+            A packed board: an int on 4-bit cells, (lo, hi) on 5-bit cells.
+        target : float
+            What V(board) moves toward.
+        alpha : float
+            The learning rate; each feature weight moves by alpha / n_features of the error.
+
+        Returns
+        -------
+        float
+            V(board) after the step.
+        """
         from td2048.kernels.merge import NO_TRACKING
 
         return float(self.kernels.td_update(self.weights, NO_TRACKING, self._board(board), float(target),

@@ -44,6 +44,27 @@ class Agent:
     With ``threads`` > 1, games are shared among threads that play at once (each with its own
     random state and transposition table); one thread is reproducible from ``seed``, and at
     depth 1 plays exactly the games of the greedy kernel.
+
+    Parameters
+    ----------
+    network : Network
+        The model (its weights are only read).
+    search : Search or None
+        How moves are chosen; None: greedy (depth 1), unless ``depth`` is given.
+    seed : int, numpy.random.SeedSequence or None
+        Seed of the threads' random states; None: fresh entropy.
+    threads : int
+        Games played at once.
+    memory_limit : int
+        The most bytes of weights and transposition tables.
+    depth : int or None
+        The short form of ``search``: ``td2048 eval --depth``'s search at this depth.
+
+    Raises
+    ------
+    TD2048Error
+        Threads below 1, both a search and a depth, a search that does not fit the game, or tables
+        over the memory limit.
     """
 
     def __init__(self, network: Network, search: Search | None = None, seed: int | None = None,
@@ -79,6 +100,7 @@ class Agent:
 
     @property
     def rng_state(self) -> np.ndarray:
+        """The first thread's random state, ``uint64[4]`` (a view: it advances as games are played)."""
         return self._rng_rows[0, :4]
 
     def _board(self, board):
@@ -87,8 +109,19 @@ class Agent:
         return self.network._board(board)
 
     def analyze(self, board) -> dict[str, float | None]:
-        """The value of every move of a position (r + its afterstate's value at the search depth),
-        None for an illegal move, in the order up, right, down, left."""
+        """The value of every move of a position at the search depth.
+
+        Parameters
+        ----------
+        board : Board, int or tuple of (int, int)
+            The position: a :class:`Board`, or packed (an int on 4-bit cells, (lo, hi) on 5-bit cells).
+
+        Returns
+        -------
+        dict of str to float or None
+            Per move, in the order up, right, down, left: r + its afterstate's value at the search depth;
+            None for an illegal move.
+        """
         values = np.zeros(4)
         kernels = self.network.kernels
         kernels.search_values(self._table, self.network.weights, self._board(board), self.search.depth,
@@ -97,14 +130,40 @@ class Agent:
         return {name: (None if np.isnan(v) else float(v)) for name, v in zip(MOVE_NAMES, values, strict=True)}
 
     def best_move(self, board) -> str | None:
-        """The move the agent plays on ``board`` (a :class:`Board` or packed), None when none is legal."""
+        """The move the agent plays on a position.
+
+        Parameters
+        ----------
+        board : Board, int or tuple of (int, int)
+            The position: a :class:`Board`, or packed (an int on 4-bit cells, (lo, hi) on 5-bit cells).
+
+        Returns
+        -------
+        str or None
+            ``"up"``, ``"right"``, ``"down"`` or ``"left"``; None when no move is legal.
+        """
         values = self.analyze(board)
         legal = {move: v for move, v in values.items() if v is not None}
         return max(legal, key=legal.get) if legal else None
 
     def play(self, games: int, on_progress: Callable[[int], None] | None = None, episodes: int | None = None,
              ) -> BlockStats:
-        """Play ``games`` games; their statistics as one block (``episodes``: the block's count, default games)."""
+        """Play games from new boards on the agent's threads.
+
+        Parameters
+        ----------
+        games : int
+            Games to play.
+        on_progress : callable or None
+            Called now and then with the games done.
+        episodes : int or None
+            The block's episode count in the statistics; None: ``games``.
+
+        Returns
+        -------
+        BlockStats
+            The games' statistics as one block.
+        """
         scores, max_codes, moves = (np.zeros(games, np.int64) for _ in range(3))
         lock = threading.Lock()
         state = {"next": 0, "done": 0}
@@ -135,8 +194,18 @@ class Agent:
                                      game=self.network.game)
 
     def play_into(self, scores: np.ndarray, max_codes: np.ndarray, moves: np.ndarray) -> None:
-        """Play ``len(scores)`` games on this thread, each game's score, largest code and moves into the arrays
-        (no statistics: for callers that gather games from several places, such as shards)."""
+        """Play games on this thread into arrays, without statistics (for callers that gather games from
+        several places, such as shards).
+
+        Parameters
+        ----------
+        scores : numpy.ndarray
+            ``int64[games]``: gets each game's score; its length is the number of games.
+        max_codes : numpy.ndarray
+            ``int64[games]``: gets each game's largest tile code.
+        moves : numpy.ndarray
+            ``int64[games]``: gets each game's moves.
+        """
         self._play_games(0, scores, max_codes, moves)
 
     def _play_games(self, thread, scores, max_codes, moves) -> None:
@@ -175,7 +244,18 @@ class Agent:
         return int(counts[0]), int(counts[1]), int(largest)
 
     def play_from(self, board) -> tuple[int, int, int]:
-        """Play one game on from a position (an int; (lo, hi) on 5-bit cells): (score, moves, largest code)."""
+        """Play one game on from a position.
+
+        Parameters
+        ----------
+        board : int or tuple of (int, int)
+            The position, packed: an int on 4-bit cells, (lo, hi) on 5-bit cells.
+
+        Returns
+        -------
+        tuple of (int, int, int)
+            The game's score, moves and largest tile code (counted from the position).
+        """
         kernels = self.network.kernels
         start = np.zeros((2, 2 if self.network.wide else 1), np.uint64)
         start[0] = board if self.network.wide else [board]
@@ -212,14 +292,38 @@ class Agent:
         return (0, 0) if self.network.wide else 0
 
     def spawn(self, board):
-        """``board`` (an int; (lo, hi) on 5-bit cells) with one new tile, from the first thread's random state."""
+        """A board with one new tile, drawn from the first thread's random state.
+
+        Parameters
+        ----------
+        board : int or tuple of (int, int)
+            Packed: an int, or (lo, hi) on 5-bit cells.
+
+        Returns
+        -------
+        int or tuple of (int, int)
+            The board with the tile, packed the same way (on 5-bit cells once it holds two 32768 tiles).
+        """
         kernels, _, typed = self._kernels_for_board(board)
         placed = kernels.spawn_on(typed, self.rng_state)
         return (int(placed[0]), int(placed[1])) if isinstance(placed, tuple) else int(placed)
 
     def step(self, board, values: np.ndarray) -> tuple[int, int, object, object]:
-        """One decision on ``board`` and the new tile after it: (direction or -1, reward, afterstate,
-        next board), boards as ints or, once on 5-bit cells, (lo, hi); ``values`` gets each move's value."""
+        """One decision on a board and the new tile after it (for callers that time each decision).
+
+        Parameters
+        ----------
+        board : int or tuple of (int, int)
+            Packed: an int, or (lo, hi) on 5-bit cells.
+        values : numpy.ndarray
+            ``float64[4]``: gets each move's value (NaN where illegal).
+
+        Returns
+        -------
+        tuple of (int, int, object, object)
+            (direction or -1, reward, afterstate, next board), boards as ints or, once on 5-bit cells,
+            (lo, hi).
+        """
         kernels, table, typed = self._kernels_for_board(board)
         d, reward, after, following = kernels.search_step(table, self.network.weights, self.rng_state, typed,
                                                           self.search.depth, self._downgrade_code, self._tt[0],
@@ -229,13 +333,41 @@ class Agent:
         return int(d), int(reward), int(after), int(following)
 
     def search_counts(self) -> dict[str, int]:
+        """What the searches did so far, over all threads.
+
+        Returns
+        -------
+        dict of str to int
+            ``nodes``, ``leaves``, ``tt_probes`` and ``tt_hits``.
+        """
         total = self.counters.sum(axis=0)
         return {"nodes": int(total[0]), "leaves": int(total[1]), "tt_probes": int(total[2]), "tt_hits": int(total[3])}
 
 
 def evaluate(network: Network, games: int, seed: int | None = None, threads: int = 1,
              on_progress: Callable[[int], None] | None = None, search: Search | None = None) -> BlockStats:
-    """Play ``games`` games without learning; their statistics as one block."""
+    """Play games without learning.
+
+    Parameters
+    ----------
+    network : Network
+        The model.
+    games : int
+        Games to play.
+    seed : int or None
+        Seed of the games; None: fresh entropy.
+    threads : int
+        Games played at once (one thread is reproducible from the seed).
+    on_progress : callable or None
+        Called now and then with the games done.
+    search : Search or None
+        How moves are chosen; None: greedy.
+
+    Returns
+    -------
+    BlockStats
+        The games' statistics as one block.
+    """
     return Agent(network, search, seed, threads).play(games, on_progress)
 
 

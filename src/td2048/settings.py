@@ -26,7 +26,7 @@ from td2048.config import (
 from td2048.errors import TD2048Error
 from td2048.games.tiles import GAMES, WIN_TILE, tile_code
 from td2048.network import Network
-from td2048.spec import METHODS, format_bytes, parse_network, parse_size, parse_stages
+from td2048.spec import METHODS, NetworkSpec, format_bytes, parse_network, parse_size, parse_stages
 
 UPDATE_MODES = ("backward", "forward")
 # multi-thread training: the copies are merged every DEFAULT_MERGE_SECONDS of training (merging more
@@ -39,37 +39,103 @@ TT_ENTRY_BYTES = 32  # key (2 words), depth, value: two entries to a cache line
 
 @dataclass
 class TrainSettings:
-    """Everything that defines a training run (saved first in the run directory)."""
+    """Everything that defines a training run (saved first in the run directory, checked by :meth:`validate`).
 
-    network: str = DEFAULT_NETWORK  # preset name or hex tuples, e.g. "012345,456789"
-    isomorphisms: int | None = None  # 1, 4 or 8; None: the preset's default (8 for custom tuples)
-    game: str = "2048"  # "2048" or "2584" (Fibonacci)
-    clamp: int | None = None  # K: feature codes min(code, K); None: 16**n tables (2048), K = 21 (2584)
-    cells: int | None = None  # bits per cell: 2048 plays on 4 (up to 32768, fastest) or 5; 2584 on 5
-    episodes: int = DEFAULT_EPISODES  # episodes to train in all (a resumed run counts those done)
-    alpha: float = DEFAULT_ALPHA  # learning rate, split over tuples x isomorphisms
-    update: str = "backward"  # "backward": after each episode, last move first; "forward": online
-    seed: int | None = None  # None: drawn at start and recorded
-    block: int = DEFAULT_BLOCK  # episodes per statistics block (one compiled call)
-    threads: int = 1  # episodes played at once on shared weights; only 1 is reproducible
-    snapshot_every: int | str = DEFAULT_SNAPSHOT_EVERY  # episodes (10000) or training time ("5m", "30s", "1h")
-    memory_limit: int = DEFAULT_MEMORY_LIMIT  # bytes of weights allowed
-    init: str | None = None  # model file to start from instead of zero weights
-    lam: float = 0.0  # lambda of the lambda-returns (backward updates): 0 is TD(0), 1 Monte Carlo
-    nstep: int = 0  # n of n-step returns instead (backward updates); 0: use lambda
-    alpha_schedule: str = "const"  # const | step:A@E,A@E,... | invsqrt:T (alpha / sqrt(1 + episodes / T))
-    explore: str = "none"  # epsilon-greedy schedule: none | const:E | linear:E0:E1:N | exp:E0:R:N
-    method: str = "afterstate"  # what V values: "afterstate" (after the move) or "state" (after the new tile)
-    merge_every: float = DEFAULT_MERGE_SECONDS  # threads: seconds of training between merges of their copies
-    optimistic: float = 0.0  # OTD: every board starts at this value (each weight at it / features); 0: zeros
-    stages: str | None = None  # multistage: thresholds as tiles, "16384" or "8192,16384" or "16384+8192"
-    promote: bool = True  # multistage: a stage entered for the first time starts from the previous one's weights
-    tc_from: str | None = None  # temporal coherence from this episode on ("0", "900000", "90%"); None: never
-    tc_alpha: float = DEFAULT_TC_ALPHA  # TC's meta rate (split over the features as alpha is)
-    restarts: float = 0.0  # share of episodes started from boards kept from earlier games
-    restart_tile: int | None = None  # a game's first board with this tile is kept; None: see restart_code()
+    Parameters
+    ----------
+    network : str
+        A preset name (``4x6``, the default) or hex tuples (``012345,456789``).
+    isomorphisms : int or None
+        1, 4 or 8; None: the preset's default (8 for custom tuples).
+    game : str
+        ``"2048"`` or ``"2584"`` (Fibonacci).
+    clamp : int or None
+        K: feature codes min(code, K); None: 16**n tables (2048), K = 21 (2584).
+    cells : int or None
+        Bits per cell: 2048 plays on 4 (up to 32768, fastest) or 5; 2584 on 5.
+    episodes : int
+        Episodes to train in all (a resumed run counts those done).
+    alpha : float
+        Learning rate, split over tuples x isomorphisms.
+    update : str
+        ``"backward"``: after each episode, last move first; ``"forward"``: online.
+    seed : int or None
+        The random seed; None: drawn at the start and recorded.
+    block : int
+        Episodes per statistics block (one compiled call).
+    threads : int
+        Episodes played at once, each thread on a copy of the weights merged every merge_every seconds; only 1 is
+        reproducible.
+    snapshot_every : int or str
+        Episodes (``10000``) or training time (``"5m"``, ``"30s"``, ``"1h"``) between snapshots.
+    memory_limit : int
+        Bytes of weights allowed.
+    init : str or None
+        Model file to start from instead of zero weights.
+    lam : float
+        Lambda of the lambda-returns (backward updates): 0 is TD(0), 1 Monte Carlo.
+    nstep : int
+        n of n-step returns instead (backward updates); 0: use lambda.
+    alpha_schedule : str
+        ``const``, ``step:A@E,A@E,...`` or ``invsqrt:T`` (alpha / sqrt(1 + episodes / T)); see :func:`alpha_at`.
+    explore : str
+        Epsilon-greedy schedule: ``none``, ``const:E``, ``linear:E0:E1:N`` or ``exp:E0:R:N`` (see :func:`exploration`).
+    method : str
+        What V values: ``"afterstate"`` (after the move) or ``"state"`` (after the new tile).
+    merge_every : float
+        With threads: seconds of training between merges of their copies.
+    optimistic : float
+        OTD: every board starts at this value (each weight at it / features); 0: zeros.
+    stages : str or None
+        Multistage: thresholds as tiles, ``"16384"``, ``"8192,16384"`` or ``"16384+8192"``; None: one stage.
+    promote : bool
+        Multistage: a stage entered for the first time starts from the previous one's weights.
+    tc_from : str or None
+        Temporal coherence from this episode on (``"0"``, ``"900000"``, ``"90%"``); None: never.
+    tc_alpha : float
+        TC's meta rate (split over the features as alpha is).
+    restarts : float
+        Share of episodes started from boards kept from earlier games.
+    restart_tile : int or None
+        A game's first board with this tile is kept for restarts; None: see :meth:`restart_code`.
+    """
+
+    network: str = DEFAULT_NETWORK
+    isomorphisms: int | None = None
+    game: str = "2048"
+    clamp: int | None = None
+    cells: int | None = None
+    episodes: int = DEFAULT_EPISODES
+    alpha: float = DEFAULT_ALPHA
+    update: str = "backward"
+    seed: int | None = None
+    block: int = DEFAULT_BLOCK
+    threads: int = 1
+    snapshot_every: int | str = DEFAULT_SNAPSHOT_EVERY
+    memory_limit: int = DEFAULT_MEMORY_LIMIT
+    init: str | None = None
+    lam: float = 0.0
+    nstep: int = 0
+    alpha_schedule: str = "const"
+    explore: str = "none"
+    method: str = "afterstate"
+    merge_every: float = DEFAULT_MERGE_SECONDS
+    optimistic: float = 0.0
+    stages: str | None = None
+    promote: bool = True
+    tc_from: str | None = None
+    tc_alpha: float = DEFAULT_TC_ALPHA
+    restarts: float = 0.0
+    restart_tile: int | None = None
 
     def validate(self) -> None:
+        """Check every setting (a 2584 run without a clamp gets the default clamp).
+
+        Raises
+        ------
+        TD2048Error
+            The first setting that is out of range or malformed, in one line naming its option.
+        """
         if self.episodes < 1:
             raise TD2048Error(f"--episodes must be at least 1, not {self.episodes}")
         if self.block < 1:
@@ -121,12 +187,24 @@ class TrainSettings:
                               f"accumulators, over the memory limit of {format_bytes(self.memory_limit)} "
                               "(raise it with --memory-limit)")
 
-    def spec(self):
-        """The network these settings describe."""
+    def spec(self) -> NetworkSpec:
+        """The network these settings describe.
+
+        Returns
+        -------
+        NetworkSpec
+            Its tuples, isomorphisms, clamp and stages.
+        """
         return parse_network(self.network, self.isomorphisms, self.clamp, parse_stages(self.stages, self.game))
 
     def new_network(self) -> Network:
-        """A network to train from scratch: zero weights, or every board at --optimistic."""
+        """A network to train from scratch.
+
+        Returns
+        -------
+        Network
+            Zero weights, or every board at ``optimistic``.
+        """
         network = Network(self.spec(), memory_limit=self.memory_limit, game=self.game, cell_bits=self.cells,
                           method=self.method)
         if self.optimistic > 0:
@@ -134,7 +212,18 @@ class TrainSettings:
         return network
 
     def tc_start(self) -> int | None:
-        """The first episode of the TC phase (None: no TC): --tc-from as an episode or a share of --episodes."""
+        """The first episode of the TC phase: ``tc_from`` as an episode or a share of ``episodes``.
+
+        Returns
+        -------
+        int or None
+            The episode; None without TC.
+
+        Raises
+        ------
+        TD2048Error
+            On a malformed ``tc_from``.
+        """
         if self.tc_from is None:
             return None
         text = str(self.tc_from).strip()
@@ -150,8 +239,19 @@ class TrainSettings:
         raise TD2048Error(f"--tc-from must be an episode (900000) or a share of --episodes (90%), not {self.tc_from!r}")
 
     def restart_code(self) -> int:
-        """Code of the tile whose first board each game keeps for restarts: --restart-tile, else the
-        largest tile of the first stage threshold, else the game's winning tile."""
+        """Code of the tile whose first board each game keeps for restarts.
+
+        Returns
+        -------
+        int
+            ``restart_tile``'s code, else the largest tile of the first stage threshold, else the game's
+            winning tile.
+
+        Raises
+        ------
+        TD2048Error
+            When ``restart_tile`` is not a tile of the game.
+        """
         if self.restart_tile is None:
             stages = parse_stages(self.stages, self.game)
             return stages[0].bit_length() - 1 if stages else tile_code(self.game, WIN_TILE[self.game])
@@ -161,6 +261,13 @@ class TrainSettings:
         return code
 
     def to_dict(self) -> dict:
+        """The settings as JSON (as ``settings.json`` holds them).
+
+        Returns
+        -------
+        dict
+            Every field by name.
+        """
         return asdict(self)
 
 
@@ -254,9 +361,17 @@ def parse_limits(text: str | None) -> np.ndarray | None:
 class Search:
     """How moves are chosen: depth, transposition table, depth limits, tile downgrading.
 
-    ``tt_size``: bytes of transposition table per thread (0: none; used at depth > 1 only).
-    ``limits``: see :func:`parse_limits`. ``downgrade``: a tile value (2048 only): boards
-    holding a tile at or above it are searched downgraded (0: never)."""
+    Parameters
+    ----------
+    depth : int
+        1: greedy (the largest r + V(afterstate)); d > 1: expectimax over the new tiles, d moves deep.
+    tt_size : int
+        Bytes of transposition table per thread (0: none; used at depth > 1 only).
+    limits : str or None
+        Depth limits by the afterstate's empty cells (see :func:`parse_limits`); None: none.
+    downgrade : int
+        A tile value (2048 only): boards holding a tile at or above it are searched downgraded (0: never).
+    """
 
     depth: int = 1
     tt_size: int = 0
@@ -264,6 +379,18 @@ class Search:
     downgrade: int = 0
 
     def validate(self, game: str = "2048") -> None:
+        """Check the search for a game.
+
+        Parameters
+        ----------
+        game : str
+            ``"2048"`` or ``"2584"`` (which has no downgrading).
+
+        Raises
+        ------
+        TD2048Error
+            A depth, table size, limit or downgrade out of range (one line).
+        """
         if not isinstance(self.depth, int) or not 1 <= self.depth <= MAX_DEPTH:
             raise TD2048Error(f"--depth must be from 1 to {MAX_DEPTH}, not {self.depth}")
         if self.tt_size < 0:
@@ -276,12 +403,25 @@ class Search:
                 raise TD2048Error(f"--downgrade must be a tile of 2048 (a power of two >= 4), not {self.downgrade}")
 
     def tt_entries(self) -> int:
-        """Entries of each thread's table: a power of two (buckets of 2), 0 when there is none."""
+        """Entries of each thread's transposition table.
+
+        Returns
+        -------
+        int
+            A power of two (buckets of 2), 0 when there is none.
+        """
         if self.depth <= 1 or self.tt_size < 2 * TT_ENTRY_BYTES:
             return 0
         return 1 << int(np.log2(self.tt_size // TT_ENTRY_BYTES))
 
     def describe(self) -> str:
+        """The search in words, as ``td2048 eval`` prints it.
+
+        Returns
+        -------
+        str
+            ``depth 1 (greedy)``, or ``depth 3, TT 64 MiB, limit ...``.
+        """
         if self.depth == 1 and not self.downgrade:
             return "depth 1 (greedy)"
         parts = [f"depth {self.depth}"]
