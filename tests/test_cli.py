@@ -152,3 +152,16 @@ def test_train_piped_into_head_still_saves_the_run(tmp_path, cli_env):
     net, header = load_model(out / "model.td2048")
     assert header["training"]["episodes"] == 3000
     assert len((out / "log.jsonl").read_text().splitlines()) == 6
+
+
+def test_convert_reads_a_compressed_model(tmp_path, cli_env):
+    import lzma
+
+    import td2048 as api
+
+    net, _ = api.train(api.TrainSettings(network="2x4", episodes=20, seed=0))
+    api.save(net, tmp_path / "m.td2048")
+    (tmp_path / "m.td2048.xz").write_bytes(lzma.compress((tmp_path / "m.td2048").read_bytes()))
+    r = td2048("convert", tmp_path / "m.td2048.xz", tmp_path / "m.bin", env=cli_env)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "m.bin").stat().st_size > net.weights.nbytes // 2

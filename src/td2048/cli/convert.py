@@ -29,14 +29,20 @@ WRITERS = {".bin": write_demo_weights, ".w": write_tdl_weights}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("input", type=Path, help="IN.td2048, IN.bin or IN.w")
+    p.add_argument("input", type=Path, help="IN.td2048 (or IN.td2048.xz, compressed), IN.bin or IN.w")
     p.add_argument("output", type=Path, help="OUT.bin, OUT.w or OUT.td2048")
     p.add_argument("--playing", action="store_true",
                    help=".td2048 to .td2048: drop what only training needs (TC's accumulators)")
 
 
+def _kind(path: Path) -> str:
+    """The format a file name says: its extension; a compressed model (``.td2048.xz``) reads as a model."""
+    suffixes = [s.lower() for s in path.suffixes[-2:]]
+    return EXTENSION if suffixes == [EXTENSION, ".xz"] else path.suffix.lower()
+
+
 def run(args: argparse.Namespace) -> int:
-    src, dst = args.input.suffix.lower(), args.output.suffix.lower()
+    src, dst = _kind(args.input), args.output.suffix.lower()
     if src in READERS and dst == EXTENSION:
         network = READERS[src](args.input)
         save_model(args.output, network, training={"converted_from": str(args.input)})
