@@ -15,7 +15,7 @@ from pathlib import Path
 
 from td2048.stats import reach_rate
 
-IGNORED = {"out", "seed", "quiet", "snapshot_every", "memory_limit", "resume", "episodes"}
+IGNORED = {"network_spec", "out", "seed", "quiet", "snapshot_every", "memory_limit", "resume", "episodes"}
 
 
 def load(run: Path) -> tuple[dict, list[dict]]:
