@@ -1,10 +1,12 @@
 """A Markdown table of training runs, from their run directories (settings.json and log.jsonl).
 
-    python benchmarks/runs_table.py --tiles 2584,4181,6765 --last 5 runs/a runs/b ...
+    python benchmarks/runs_table.py --tiles 2584,4181,6765 --last 5 [--at-minutes 30] runs/a runs/b ...
 
 One row per run: its name, the options that differ between the runs, the episodes trained, the training
 time (the sum of the blocks' seconds) and moves per second, then over the last ``--last`` blocks the average
-score and the share of games that reached each tile of ``--tiles``.
+score and the share of games that reached each tile of ``--tiles``. With ``--at-minutes T`` each run is read as it
+stood after T minutes of training (its log cut at the first block that ends past T): runs side by side at equal
+training time.
 """
 
 from __future__ import annotations
@@ -22,6 +24,16 @@ def load(run: Path) -> tuple[dict, list[dict]]:
     settings = json.loads((run / "settings.json").read_text())
     blocks = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines() if line.strip()]
     return settings, blocks
+
+
+def cut(blocks: list[dict], seconds: float) -> list[dict]:
+    """The blocks up to the first one whose training ends at or past ``seconds``."""
+    total = 0.0
+    for i, block in enumerate(blocks):
+        total += block["seconds"]
+        if total >= seconds:
+            return blocks[:i + 1]
+    return blocks
 
 
 def differing(all_settings: list[dict]) -> list[str]:
@@ -47,9 +59,12 @@ def main() -> None:
     parser.add_argument("runs", nargs="+", type=Path)
     parser.add_argument("--tiles", default="2048,4096,8192,16384", help="tiles whose reach rates to show")
     parser.add_argument("--last", type=int, default=5, help="blocks at the end to average over")
+    parser.add_argument("--at-minutes", type=float, default=None, help="read each run as after this much training")
     args = parser.parse_args()
     tiles = [int(t) for t in args.tiles.split(",")]
     loaded = [load(run) for run in args.runs]
+    if args.at_minutes is not None:
+        loaded = [(settings, cut(blocks, args.at_minutes * 60)) for settings, blocks in loaded]
     keys = differing([s for s, _ in loaded])
     head = " | ".join(str(t) for t in tiles)
     print(f"| run | options | episodes | training time | moves/s | avg (last {args.last} blocks) | {head} |")
