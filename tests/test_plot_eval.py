@@ -62,3 +62,19 @@ def test_eval_threads_and_json(tmp_path):
     r = subprocess.run([sys.executable, "-m", "td2048.cli", "eval", str(tmp_path / "m.td2048"), "--games", "300"],
                        capture_output=True, text=True)
     assert r.returncode == 0 and "\n300\tavg = " in r.stdout
+
+
+def test_plot_draws_the_tiles_of_the_runs_game(tmp_path, monkeypatch):
+    from td2048 import plot
+
+    for name, game, tiles in (("a", "2584", ("2584", "4181")), ("b", "2048", ("2048", "4096"))):
+        run = tmp_path / name
+        run.mkdir()
+        (run / "settings.json").write_text(json.dumps({"game": game}))
+        reach = {tiles[0]: 0.9, tiles[1]: 0.4}
+        (run / "log.jsonl").write_text(json.dumps({"episodes": 100, "games": 100, "avg": 1.0, "reach": reach}) + "\n")
+    drawn = []
+    real = plot.reach_rate
+    monkeypatch.setattr(plot, "reach_rate", lambda reach, tile: drawn.append(tile) or real(reach, tile))
+    plot.plot_runs([tmp_path / "a", tmp_path / "b"], tmp_path / "p.png")
+    assert drawn == [2584, 4181, 6765, 10946, 2048, 4096, 8192, 16384]

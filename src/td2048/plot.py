@@ -1,22 +1,24 @@
 """Curves of training runs from their logs: average score and tile reach rates against episodes.
 
 The figures of the course reports: one panel of the block average score, one of the share of
-games reaching 2048, 4096, 8192 and 16384 (one line style per tile), several runs overlaid
+games reaching 2048, 4096, 8192 and 16384 (2584, 4181, 6765 and 10946 for runs of 2584; one
+line style per tile), several runs overlaid
 in distinct colours with a legend. Uses matplotlib's object API (no pyplot state), so it is
 safe to call from a background thread.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 from td2048.errors import TD2048Error
 from td2048.io.atomic import atomic_open
-from td2048.io.rundir import LOG, read_log
+from td2048.io.rundir import LOG, SETTINGS, read_log
 from td2048.stats import reach_rate
 
-TILES = (2048, 4096, 8192, 16384)
+TILES = {"2048": (2048, 4096, 8192, 16384), "2584": (2584, 4181, 6765, 10946)}  # the rates drawn, by game
 _STYLES = ("-", "--", "-.", ":")
 
 
@@ -28,6 +30,15 @@ def _load(run: Path) -> list[dict]:
     if not blocks:
         raise TD2048Error(f"{run}: the log has no blocks yet")
     return blocks
+
+
+def _game(run: Path) -> str:
+    """The run's game, from its settings.json beside the log (2048 when there is none)."""
+    settings = (run if run.is_dir() else run.parent) / SETTINGS
+    try:
+        return str(json.loads(settings.read_text()).get("game", "2048"))
+    except (OSError, ValueError):
+        return "2048"
 
 
 def plot_runs(runs: list[str | os.PathLike], out: str | os.PathLike, labels: list[str] | None = None) -> Path:
@@ -57,14 +68,15 @@ def plot_runs(runs: list[str | os.PathLike], out: str | os.PathLike, labels: lis
 
     runs = [Path(r) for r in runs]
     logs = [_load(r) for r in runs]
+    games = [_game(r) for r in runs]
     labels = labels or [r.resolve().name for r in runs]
     fig = Figure(figsize=(12, 4.5), dpi=100, layout="constrained")
     score_ax, rate_ax = fig.subplots(1, 2)
     colors = [f"C{i % 10}" for i in range(len(runs))]
-    for blocks, label, color in zip(logs, labels, colors, strict=True):
+    for blocks, game, label, color in zip(logs, games, labels, colors, strict=True):
         episodes = [b["episodes"] for b in blocks]
         score_ax.plot(episodes, [b["avg"] for b in blocks], color=color, label=label)
-        for tile, style in zip(TILES, _STYLES, strict=True):
+        for tile, style in zip(TILES.get(game, TILES["2048"]), _STYLES, strict=True):
             rates = [100 * reach_rate(b.get("reach", {}), tile) for b in blocks]
             if any(rates):
                 rate_ax.plot(episodes, rates, color=color, linestyle=style,
