@@ -19,7 +19,7 @@ from test_state_values import random_weights
 from test_sweep import TINY, write
 
 from td2048.distributed.ray_eval import _shared_writable, play_on_ray
-from td2048.distributed.shards import plan_shards, play_shard, play_sharded, shard_seed
+from td2048.distributed.shards import plan_shards, play_shard, play_sharded
 from td2048.errors import TD2048Error
 from td2048.io.model import save_model
 from td2048.network import Network, parse_network
@@ -83,20 +83,13 @@ def test_shards_cover_the_games_in_order():
         plan_shards(10, 0)
 
 
-def test_a_shards_seed_depends_on_the_run_seed_and_its_number_only():
-    state = shard_seed(7, 3).generate_state(4)
-    assert np.array_equal(state, np.random.SeedSequence(7).spawn(10)[3].generate_state(4))
-    assert np.array_equal(state, np.random.SeedSequence(7).spawn(4)[3].generate_state(4))
-    assert not np.array_equal(state, shard_seed(7, 2).generate_state(4))
-    assert not np.array_equal(state, shard_seed(8, 3).generate_state(4))
-
-
-def test_a_shard_plays_the_games_of_an_agent_with_its_seed(network):
+def test_a_shard_plays_its_games_of_the_run(network):
     shard = plan_shards(30, 10)[2]
     result = play_shard(network, GREEDY, 5, shard)
-    stats = Agent(network, GREEDY, shard_seed(5, 2)).play(10)
-    assert (len(result.scores), int(result.scores.max()), int(result.moves.sum())) == (10, stats.max, stats.moves)
-    assert float(result.scores.mean()) == stats.avg
+    scores, codes, moves = (np.zeros(30, np.int64) for _ in range(3))
+    Agent(network, GREEDY, 5).play_into(scores, codes, moves)
+    assert np.array_equal(result.scores, scores[20:]) and np.array_equal(result.moves, moves[20:])
+    assert np.array_equal(result.max_codes, codes[20:])
 
 
 @pytest.mark.parametrize("search", [GREEDY, DEPTH2], ids=["depth1", "depth2"])
@@ -229,6 +222,27 @@ def test_eval_ray_matches_eval_shard_size(model, tmp_path, cli_env, cluster):
     assert a == b and a["games"] == 40 and a["shards"] == 1 and a["seed"] == 1
     records = [without_times((tmp_path / name).read_text().splitlines()) for name in "rl"]
     assert records[0] == records[1] and len(records[0]) == 40
+
+
+# what says how the games were split and how long they took: the rest of --json is the games' alone
+HOW_SPLIT = ("seconds", "moves_per_s", "threads", "shard_size", "shards", "ray")
+
+
+def test_eval_is_the_same_on_one_thread_two_threads_shards_and_ray(model, tmp_path, cli_env, cluster):
+    """The command, four ways, at depth 2 with a transposition table: one --json but for the seconds and the
+    split, and the same records in game order (each game from its own seed and with a table of its own)."""
+    ways = {"one": (), "two": ("--threads", 2), "shards": ("--shard-size", 7),
+            "ray": ("--ray", cluster.address, "--shard-size", 4)}
+    outs, records = {}, {}
+    for name, args in ways.items():
+        r = td2048("eval", model, "--games", 30, "--depth", 2, "--tt-size", "1MiB", "--seed", 3, "--json",
+                   "--record", tmp_path / name, *args, env=cli_env)
+        assert r.returncode == 0, r.stderr
+        outs[name] = {k: v for k, v in json.loads(r.stdout).items() if k not in HOW_SPLIT}
+        records[name] = without_times((tmp_path / name).read_text().splitlines())
+    assert outs["one"]["games"] == 30 and outs["one"]["seed"] == 3 and outs["one"]["search_counts"]["tt_hits"] > 0
+    assert outs["one"] == outs["two"] == outs["shards"] == outs["ray"]
+    assert len(records["one"]) == 30 and records["one"] == records["two"] == records["shards"] == records["ray"]
 
 
 def test_shards_run_on_the_second_node_with_the_model(network, cluster):

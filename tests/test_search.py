@@ -1,5 +1,6 @@
 """Expectimax search against a written-out plain-Python expectimax; the table, limits, downgrading."""
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -12,6 +13,7 @@ from td2048.errors import TD2048Error
 from td2048.games.wide import wide_from_codes
 from td2048.network import Network, parse_network
 from td2048.play import Agent, Search, parse_board, parse_limits, parse_search
+from td2048.rng import game_rng_states
 
 MOVES = ("up", "right", "down", "left")
 P_SECOND = 0.1
@@ -148,9 +150,14 @@ def test_depth_1_plays_the_greedy_games():
     net = random_weights(Network(parse_network(SMALL)), 6)
     greedy = Agent(net, seed=9).play(30)
     learner = Learner(net.copy(), seed=9)
-    # the learning kernels' greedy choices, with alpha 0: the same moves and random draws
-    block = learner.run(30, "forward", alpha=1e-300)
-    assert greedy.moves == int(block.moves.sum()) and greedy.avg == block.scores.mean()
+    # the learning kernels' greedy choices, with alpha 0, each game from its own state: the same moves and draws
+    scores, moves = [], []
+    for state in game_rng_states(9, 0, 30):
+        learner.rng_state[:] = state
+        block = learner.run(1, "forward", alpha=1e-300)
+        scores.append(int(block.scores[0]))
+        moves.append(int(block.moves[0]))
+    assert greedy.moves == sum(moves) and greedy.avg == np.mean(scores)
 
 
 @settings(max_examples=8)

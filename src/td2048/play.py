@@ -8,6 +8,12 @@ Depth 1 is the greedy choice (the largest r + V(afterstate)); depth d > 1 is exp
 the new tiles, d moves deep (see :mod:`td2048.kernels.search` for the recursion). The search
 runs in compiled code from the root to the leaves; Python calls it once per block of games
 (or once per decision, when decisions are timed for records).
+
+Every game has a random state of its own, from the agent's seed and the game's index alone
+(:func:`td2048.rng.game_rng_states`), and starts with an empty transposition table (see
+:mod:`td2048.kernels.search`). So game i of a seed is the same game whichever thread, shard or
+node plays it and whatever was played before it: one thread, N threads, shards and Ray give
+the same games, statistics and records.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from td2048.games.board import Board
 from td2048.games.game2048 import MOVE_NAMES, row_table
 from td2048.games.wide import wide_row_table
 from td2048.network import Network, aligned_zeros
-from td2048.rng import thread_rng_rows, thread_rng_states
+from td2048.rng import game_rng_states, seed_words, thread_rng_rows
 from td2048.settings import (
     MAX_DEPTH,
     TT_ENTRY_BYTES,
@@ -41,9 +47,11 @@ from td2048.threads import run_threads
 class Agent:
     """Plays a network's games without learning, choosing each move by ``search``.
 
-    With ``threads`` > 1, games are shared among threads that play at once (each with its own
-    random state and transposition table); one thread is reproducible from ``seed``, and at
-    depth 1 plays exactly the games of the greedy kernel.
+    Game i (counted from 0) is played from a random state of its own, made from ``seed`` and i alone,
+    and with an empty transposition table: the same game on any thread, in any order. With ``threads``
+    > 1, games are shared among threads that play at once (each with its own transposition table);
+    the games, their statistics and the search counters are those of one thread. At depth 1 the
+    search plays exactly the games of the greedy kernel.
 
     Parameters
     ----------
@@ -52,7 +60,7 @@ class Agent:
     search : Search or None
         How moves are chosen; None: greedy (depth 1), unless ``depth`` is given.
     seed : int, numpy.random.SeedSequence or None
-        Seed of the threads' random states; None: fresh entropy.
+        Seed of the games' random states; None: fresh entropy (kept in :attr:`seed`).
     threads : int
         Games played at once.
     memory_limit : int
@@ -93,15 +101,40 @@ class Agent:
         self._downgrade_code = int(np.log2(self.search.downgrade)) if self.search.downgrade else 0
         # depth 1 without a downgrade: the greedy kernels, the same games, compiled in half the time
         self._greedy = self.search.depth <= 1 and self._downgrade_code == 0
-        # nodes, leaves, TT probes, TT hits: each thread's on two cache lines of its own (no false sharing)
+        # nodes, leaves, TT probes, TT hits, and the game the table holds (TT_GAME): each thread's on two
+        # cache lines of its own (no false sharing)
         self.counters = np.zeros((threads, 16), np.int64)
-        self._rng_rows = thread_rng_rows(thread_rng_states(seed, threads))
+        self.seed = int(np.random.SeedSequence().entropy) if seed is None else seed
+        self._seed_words = seed_words(self.seed)
+        self._rng_rows = thread_rng_rows(np.zeros((threads, 4), np.uint64))  # each thread's game being played
         self._table = wide_row_table(network.game) if network.wide else row_table()
+        self._rng_rows[0, :4] = game_rng_states(self._seed_words, 0, 1)[0]  # game 0 started (its table is empty)
 
     @property
     def rng_state(self) -> np.ndarray:
-        """The first thread's random state, ``uint64[4]`` (a view: it advances as games are played)."""
+        """The random state of the game played a move at a time (:meth:`start_game`, :meth:`spawn`,
+        :meth:`step`), ``uint64[4]`` (a view: it advances as the game is played)."""
         return self._rng_rows[0, :4]
+
+    def start_game(self, index: int) -> None:
+        """Start game ``index`` of the seed, for play a move at a time: :attr:`rng_state` becomes that game's
+        first state, and the transposition table is empty for it.
+
+        A new agent has started game 0, so ``spawn``, ``step`` and :meth:`play_from` play on with game 0's
+        random state (``td2048 watch --seed S`` is game 0 of ``td2048 eval --seed S``).
+
+        Parameters
+        ----------
+        index : int
+            The game's index (>= 0): its random state depends on the seed and this alone.
+        """
+        self._rng_rows[0, :4] = game_rng_states(self._seed_words, index, 1)[0]
+        self._new_table(0)
+
+    def _new_table(self, thread: int) -> None:
+        """Empty a thread's transposition table: its entries now belong to a game that is over (see
+        :mod:`td2048.kernels.search`), nothing is written."""
+        self.counters[thread, self.network.kernels.TT_GAME] += 1
 
     def _board(self, board):
         if isinstance(board, Board):
@@ -147,8 +180,8 @@ class Agent:
         return max(legal, key=legal.get) if legal else None
 
     def play(self, games: int, on_progress: Callable[[int], None] | None = None, episodes: int | None = None,
-             ) -> BlockStats:
-        """Play games from new boards on the agent's threads.
+             first: int = 0) -> BlockStats:
+        """Play games ``first .. first + games - 1`` of the seed from new boards, on the agent's threads.
 
         Parameters
         ----------
@@ -158,6 +191,8 @@ class Agent:
             Called now and then with the games done.
         episodes : int or None
             The block's episode count in the statistics; None: ``games``.
+        first : int
+            The index of the first game.
 
         Returns
         -------
@@ -177,14 +212,14 @@ class Agent:
                     state["next"] = hi
                 if lo >= games:
                     return
-                self._play_games(thread, scores[lo:hi], max_codes[lo:hi], moves[lo:hi])
+                self._play_games(thread, first + lo, scores[lo:hi], max_codes[lo:hi], moves[lo:hi])
                 with lock:
                     state["done"] += hi - lo
                     done = state["done"]
                 if on_progress is not None and thread == 0:
                     on_progress(done)
 
-        self._play_games(0, scores[:0], max_codes[:0], moves[:0])  # compiles, or loads, the kernels: not timed
+        self._play_games(0, first, scores[:0], max_codes[:0], moves[:0])  # compiles, or loads, the kernels: not timed
         start = time.perf_counter()
         run_threads(self.threads, worker)
         seconds = time.perf_counter() - start
@@ -193,9 +228,9 @@ class Agent:
         return BlockStats.from_block(games if episodes is None else episodes, scores, max_codes, moves, seconds,
                                      game=self.network.game)
 
-    def play_into(self, scores: np.ndarray, max_codes: np.ndarray, moves: np.ndarray) -> None:
-        """Play games on this thread into arrays, without statistics (for callers that gather games from
-        several places, such as shards).
+    def play_into(self, scores: np.ndarray, max_codes: np.ndarray, moves: np.ndarray, first: int = 0) -> None:
+        """Play games ``first, first + 1, ...`` of the seed on this thread into arrays, without statistics (for
+        callers that gather games from several places, such as shards).
 
         Parameters
         ----------
@@ -205,25 +240,29 @@ class Agent:
             ``int64[games]``: gets each game's largest tile code.
         moves : numpy.ndarray
             ``int64[games]``: gets each game's moves.
+        first : int
+            The index of the first game.
         """
-        self._play_games(0, scores, max_codes, moves)
+        self._play_games(0, first, scores, max_codes, moves)
 
-    def _play_games(self, thread, scores, max_codes, moves) -> None:
+    def _play_games(self, thread, first, scores, max_codes, moves) -> None:
+        """Games first, first + 1, ... into the arrays, on a thread's random state and table."""
         kernels = self.network.kernels
         words = 2 if self.network.wide else 1
         handoff = np.zeros((2, words), np.uint64)
         counts = np.zeros(2, np.int64)
+        starts = game_rng_states(self._seed_words, first, len(scores))
         lo = 0
         while True:  # at least one call: with no games, it compiles (or loads) the kernel
             out = (scores[lo:], max_codes[lo:], moves[lo:])
             if self._greedy:
                 played, handed = kernels.greedy_block(self._table, self.network.weights, self._rng_rows[thread, :4],
-                                                      out, (handoff, counts))
+                                                      starts[lo:], self.counters[thread], out, (handoff, counts))
             else:
                 played, handed = kernels.search_block(self._table, self.network.weights, self._rng_rows[thread, :4],
-                                                      self.search.depth, self._downgrade_code, self._tt[thread],
-                                                      self._ttv[thread], self._limits, self.counters[thread],
-                                                      out, (handoff, counts))
+                                                      starts[lo:], self.search.depth, self._downgrade_code,
+                                                      self._tt[thread], self._ttv[thread], self._limits,
+                                                      self.counters[thread], out, (handoff, counts))
             lo += played
             if handed:
                 scores[lo], moves[lo], max_codes[lo] = self._finish_wide(thread, handoff[0], counts)
@@ -234,17 +273,17 @@ class Agent:
     def _finish_wide(self, thread, board, counts) -> tuple[int, int, int]:
         """Finish on 5-bit cells a game that reached two 32768 tiles on 4-bit cells: (score, moves, code).
 
-        The table is emptied first: the same words mean another board there (32768s merge)."""
+        The table is emptied first, and after: the same words mean another board there (32768s merge)."""
         wide = self.network.wide_kernels()
-        self._tt[thread][:] = 0
+        self._new_table(thread)
         start = np.zeros((2, 2), np.uint64)
         start[0, 0] = board[0]
         largest, _ = self._finish(wide, wide_row_table(self.network.game), thread, start, counts)
-        self._tt[thread][:] = 0
+        self._new_table(thread)
         return int(counts[0]), int(counts[1]), int(largest)
 
     def play_from(self, board) -> tuple[int, int, int]:
-        """Play one game on from a position.
+        """Play one game on from a position, with the random state of the game started last (:meth:`start_game`).
 
         Parameters
         ----------
@@ -282,7 +321,7 @@ class Agent:
             return net.wide_kernels(), wide_row_table(net.game), (np.uint64(board[0]), np.uint64(board[1]))
         narrow = np.uint64(board)
         if not net.wide and net.kernels.board_needs_wide(narrow):
-            self._tt[0][:] = 0
+            self._new_table(0)
             return net.wide_kernels(), wide_row_table(net.game), (narrow, np.uint64(0))
         return net.kernels, self._table, narrow
 
@@ -292,7 +331,7 @@ class Agent:
         return (0, 0) if self.network.wide else 0
 
     def spawn(self, board):
-        """A board with one new tile, drawn from the first thread's random state.
+        """A board with one new tile, drawn from :attr:`rng_state`.
 
         Parameters
         ----------
@@ -355,9 +394,9 @@ def evaluate(network: Network, games: int, seed: int | None = None, threads: int
     games : int
         Games to play.
     seed : int or None
-        Seed of the games; None: fresh entropy.
+        Seed of the games (game i's random state comes from it and i alone); None: fresh entropy.
     threads : int
-        Games played at once (one thread is reproducible from the seed).
+        Games played at once (the same games, whatever the number).
     on_progress : callable or None
         Called now and then with the games done.
     search : Search or None

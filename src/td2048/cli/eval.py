@@ -21,13 +21,15 @@ them (see td2048 train --help for its columns). Moves are chosen greedily (argma
 moves of reward + V(afterstate)), or with --depth N > 1 by expectimax search N moves deep
 over every new tile (TDL2048+'s plies: its -d 2p is --depth 2). For state-value models depth
 1 already takes the expectation over the new tile. With --threads N, N games are played at
-once; with one thread the games are reproducible from --seed.
+once.
 
-With --shard-size K the games are cut into shards of K games, each played from its own seed
-(derived from --seed and the shard's number), so the results are the same whatever the
-threads; --ray [ADDRESS] plays the same shards as Ray tasks (default shard size {DEFAULT_SHARD_SIZE}): on a new
-local Ray instance, or on the cluster at ADDRESS ("auto": the one this machine is in), with
-the same statistics, --json and --record as --shard-size on one machine.
+Every game is played from its own random state, derived from --seed and the game's index
+alone, and with an empty transposition table: the games, the statistics, --json (but for the
+seconds and how the games were split) and --record (in game order) are the same with one
+thread or N, with --shard-size K (the games cut into shards of K games), and with --ray
+[ADDRESS], which plays the shards as Ray tasks (default shard size {DEFAULT_SHARD_SIZE}) on a new local Ray
+instance or on the cluster at ADDRESS ("auto": the one this machine is in). Without --seed,
+the seed drawn is printed, to play the same games again.
 """
 
 
@@ -40,13 +42,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=positive_int_arg, default=1, help="games played at once (default 1)")
     add_search_arguments(p)
     p.add_argument("--record", default=None, metavar="FILE",
-                   help="write every game as one line of the course's record grammar (one thread; at depth > 1 "
+                   help="write every game as one line of the course's record grammar, in game order (at depth > 1 "
                         "each decision carries the milliseconds it took)")
     p.add_argument("--names", default="td2048:random", metavar="PLAYER:ENV",
                    help="player and environment names in the records (default td2048:random)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     p.add_argument("--shard-size", type=positive_int_arg, default=None, metavar="K",
-                   help="play in shards of K games, each from its own seed (results independent of --threads)")
+                   help="play in shards of K games (the same games and results as without: a unit of work for "
+                        "--threads and --ray)")
     p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
                    help="play the shards as Ray tasks: on a new local instance (--threads N: N CPUs), or on the "
                         "cluster at ADDRESS ('auto', host:6379, ray://host:10001); needs pip install 'td2048[ray]'")
@@ -65,12 +68,11 @@ def run(args: argparse.Namespace) -> int:
             sys.stderr.write(f"\r{done}/{args.games} games\x1b[K")
 
     sharded = None
-    if args.ray is not None or args.shard_size is not None:
+    shards_asked = args.ray is not None or args.shard_size is not None
+    if shards_asked or (args.record is not None and args.threads > 1):  # records on threads: shard by shard
         sharded = _play_sharded(args, network, search, on_progress)
-        stats, counts = sharded.stats, sharded.search_counts
+        stats, counts, seed = sharded.stats, sharded.search_counts, sharded.seed
     elif args.record is not None:
-        if args.threads != 1:
-            raise TD2048Error("--record plays on one thread: leave out --threads")
         names = parse_names(args.names)
         agent = Agent(network, search, args.seed, 1, memory_limit=args.memory_limit)
         stats = record_games(agent, args.record, args.games, names)
@@ -78,22 +80,22 @@ def run(args: argparse.Namespace) -> int:
         agent = Agent(network, search, args.seed, args.threads, memory_limit=args.memory_limit)
         stats = agent.play(args.games, on_progress)
     if sharded is None:
-        counts = agent.search_counts()
+        counts, seed = agent.search_counts(), agent.seed
     if show:
         sys.stderr.write("\r\x1b[K")
     if args.json:
         print(json.dumps({"model": args.model, "network": network.spec.name, "method": network.method,
-                          "search": search_settings_json(search), "threads": args.threads, **stats.to_json(),
-                          **({"search_counts": counts} if search.depth > 1 else {}),
-                          **(_sharded_json(args, sharded) if sharded is not None else {})}))
+                          "search": search_settings_json(search), "seed": seed, "threads": args.threads,
+                          **stats.to_json(), **({"search_counts": counts} if search.depth > 1 else {}),
+                          **(_sharded_json(args, sharded) if shards_asked else {})}))
     else:
         trained = header.get("training", {}).get("episodes")
         method = ", state values (moves by the expectation over new tiles)" if network.state_values else ""
         print(f"# {args.model}: {network.spec.describe()}{method}"
               + (f", trained {trained} episodes" if trained else ""))
-        print(f"# {search.describe()}")
-        if sharded is not None:
-            print(f"# {sharded.shards} shard(s) of {sharded.shard_size} games, seed {sharded.seed}")
+        print(f"# {search.describe()}, seed {seed}")
+        if shards_asked:
+            print(f"# {sharded.shards} shard(s) of {sharded.shard_size} games")
         print(stats.table(), end="")
         where = (f"{sum(sharded.nodes.values())} Ray task(s) on {len(sharded.nodes)} node(s)" if args.ray is not None
                  else f"{args.threads} thread(s)")
@@ -110,7 +112,9 @@ def _play_sharded(args, network, search, on_progress):
     names = parse_names(args.names) if args.record is not None else None
     common = {"seed": args.seed, "names": names, "on_progress": on_progress, "memory_limit": args.memory_limit}
     if args.ray is None:
-        run = play_sharded(network, search, args.games, shard_size=args.shard_size, threads=args.threads, **common)
+        # records on threads without --shard-size: shards small enough to keep every thread busy to the end
+        size = args.shard_size or max(1, min(DEFAULT_SHARD_SIZE, args.games // (4 * args.threads)))
+        run = play_sharded(network, search, args.games, shard_size=size, threads=args.threads, **common)
     else:
         if args.ray and args.threads != 1:
             raise TD2048Error("--threads sets the CPUs of a new local Ray instance: leave it out with an ADDRESS")
@@ -123,7 +127,7 @@ def _play_sharded(args, network, search, on_progress):
 
 
 def _sharded_json(args, run) -> dict:
-    out = {"seed": run.seed, "shard_size": run.shard_size, "shards": run.shards}
+    out = {"shard_size": run.shard_size, "shards": run.shards}
     if args.ray is not None:
         out["ray"] = {"address": args.ray or "local", "nodes": len(run.nodes)}
     return out

@@ -29,7 +29,7 @@ resumes, n or the right arrow plays one move while paused, q quits with the game
 
 When stdout is not a terminal: one line per move (number, move, reward, score, the four
 values), then the final board and the summary, with no delay. The same --seed plays the same
-game; at depth 1 it is the game of td2048 eval --games 1 --seed S.
+game: the first game of td2048 eval --seed S with the same search options (at any depth).
 """
 
 
@@ -45,10 +45,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 class Game:
-    """One game of ``agent``, a move at a time, from two new tiles on an empty board (as every game starts)."""
+    """Game ``index`` of ``agent``'s seed, a move at a time, from two new tiles on an empty board (as every game
+    starts): the game ``td2048 eval`` plays as that game."""
 
-    def __init__(self, agent: Agent):
+    def __init__(self, agent: Agent, index: int = 0):
         self.agent, self.game = agent, agent.network.game
+        agent.start_game(index)
         self.board = agent.spawn(agent.spawn(agent.empty_board))
         self.score = self.moves = self.reward = 0
         self.direction = -1

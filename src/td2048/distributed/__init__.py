@@ -1,7 +1,7 @@
 """Playing and training beyond one process: one module per job.
 
-    shards.py     evaluation in shards with seeds of their own: the same games on any number of
-                  threads, workers or nodes (no Ray)
+    shards.py     evaluation in shards, each game with a seed of its own: the same games on any
+                  number of threads, workers or nodes (no Ray)
     ray_eval.py   the same shards played as Ray tasks (``td2048 eval --ray``)
     sweep.py      grid and random sweeps of training runs on Ray Tune (``td2048 sweep``)
     cluster.py    importing Ray, connecting to a cluster, the environment the workers get
@@ -21,10 +21,9 @@ from td2048.distributed.shards import (
     plan_shards,
     play_shard,
     play_sharded,
-    shard_seed,
 )
 from td2048.distributed.sweep import SweepPlan, finished_sweep, load_sweep, run_sweep
 
 __all__ = ["DEFAULT_SHARD_SIZE", "Shard", "ShardResult", "ShardedRun", "connect_ray", "merge_shards",
-           "plan_shards", "play_on_ray", "play_shard", "play_sharded", "shard_seed",
+           "plan_shards", "play_on_ray", "play_shard", "play_sharded",
            "SweepPlan", "finished_sweep", "load_sweep", "run_sweep"]

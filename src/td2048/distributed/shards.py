@@ -1,16 +1,18 @@
 """Evaluation in shards: the same games whoever plays them, on one machine or many (no Ray here).
 
 ``td2048 eval --shard-size K`` cuts the games into shards of K games (the last one shorter). Each
-shard is played by an agent of its own, on one thread, with a fresh transposition table and its
-own seed, derived from the run's seed and the shard's number alone::
+shard is played by an agent of its own, on one thread. Every game has its own random state,
+derived from the run's seed and the game's index alone, and starts with an empty transposition
+table (see :mod:`td2048.play`)::
 
-    seed S --SeedSequence(S, spawn_key=(i,))--> shard i's random state   (= SeedSequence(S).spawn(n)[i])
+    seed S --SeedSequence(S, spawn_key=(i,))--> game i's random state   (= SeedSequence(S).spawn(n)[i])
 
-so a shard's games do not depend on who plays it, when, or next to what: the shards' games, put
-back in game order, are the same whatever the number of threads, workers or nodes, and the
-statistics block built from them (:meth:`BlockStats.from_block` over all the games' scores,
-largest tiles and moves) is the same number for number. Only the seconds differ.
-:mod:`td2048.distributed.ray_eval` plays the same shards as Ray tasks.
+so a game does not depend on who plays it, when, or next to what: the shards' games, put back in
+game order, are the games of ``td2048 eval`` on one thread or N, whatever the shard size or the
+number of workers or nodes, and the statistics block built from them (:meth:`BlockStats.from_block`
+over all the games' scores, largest tiles and moves) is the same number for number, as are the
+search counters and the records. Only the seconds differ. :mod:`td2048.distributed.ray_eval` plays
+the same shards as Ray tasks.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Shard:
-    """Games ``start .. start + games - 1`` of a run, played from the run's seed and ``index``."""
+    """Games ``start .. start + games - 1`` of a run (``index``: the shard's number, in game order)."""
 
     index: int
     start: int
@@ -67,24 +69,6 @@ def plan_shards(games: int, shard_size: int) -> list[Shard]:
     if games < 1 or shard_size < 1:
         raise TD2048Error(f"games and the shard size must be at least 1, not {games} and {shard_size}")
     return [Shard(i, start, min(shard_size, games - start)) for i, start in enumerate(range(0, games, shard_size))]
-
-
-def shard_seed(seed: int, index: int) -> np.random.SeedSequence:
-    """A shard's seed, from the run's seed and the shard's number alone.
-
-    Parameters
-    ----------
-    seed : int
-        The run's seed.
-    index : int
-        The shard's number.
-
-    Returns
-    -------
-    numpy.random.SeedSequence
-        The ``index``-th child of ``SeedSequence(seed)``, whatever the number of shards.
-    """
-    return np.random.SeedSequence(seed, spawn_key=(index,))
 
 
 def fresh_seed() -> int:
@@ -133,7 +117,7 @@ def play_shard(network: Network, search: Search, seed: int, shard: Shard, names:
     search : Search
         How moves are chosen.
     seed : int
-        The run's seed (the shard's own comes from it and ``shard.index``).
+        The run's seed (each game's random state comes from it and the game's index).
     shard : Shard
         Which games.
     names : tuple of (str, str) or None
@@ -149,24 +133,24 @@ def play_shard(network: Network, search: Search, seed: int, shard: Shard, names:
     """
     from td2048.play import Agent  # here: importing this module loads no compiled code
 
-    agent = Agent(network, search, shard_seed(seed, shard.index), 1, memory_limit)
+    agent = Agent(network, search, seed, 1, memory_limit)
     scores, max_codes, moves = (np.zeros(shard.games, np.int64) for _ in range(3))
     records = None
     started = time.perf_counter()
     if names is None:
-        agent.play_into(scores, max_codes, moves)
+        agent.play_into(scores, max_codes, moves, first=shard.start)
     else:
-        records = _record_shard(agent, names, scores, max_codes, moves)
+        records = _record_shard(agent, names, scores, max_codes, moves, shard.start)
     seconds = time.perf_counter() - started
     return ShardResult(shard.index, scores, max_codes, moves, seconds, agent.counters.sum(axis=0)[:4].copy(),
                        records, pid=os.getpid())
 
 
-def _record_shard(agent: Agent, names: tuple[str, str], scores, max_codes, moves) -> list[str]:
-    """The shard's games with their record lines (kept, not written to a file)."""
+def _record_shard(agent: Agent, names: tuple[str, str], scores, max_codes, moves, first: int) -> list[str]:
+    """The shard's games (from game ``first``) with their record lines (kept, not written to a file)."""
     from td2048.io.records import record_lines
 
-    return [line for line, _ in record_lines(agent, names, scores, max_codes, moves)]
+    return [line for line, _ in record_lines(agent, names, scores, max_codes, moves, first)]
 
 
 def merge_shards(results: Iterable[ShardResult], games: int, seconds: float, game: str = "2048",
@@ -214,7 +198,7 @@ def _warm_up(network: Network, search: Search, names, memory_limit: int) -> None
     empty = np.zeros(0, np.int64)
     agent.play_into(empty, empty, empty)
     if names is not None and search.depth == 1 and not search.downgrade:
-        _record_shard(agent, names, *(np.zeros(1, np.int64) for _ in range(3)))
+        _record_shard(agent, names, *(np.zeros(1, np.int64) for _ in range(3)), 0)
 
 
 def play_sharded(network: Network, search: Search, games: int, seed: int | None = None,
@@ -280,4 +264,4 @@ def play_sharded(network: Network, search: Search, games: int, seed: int | None 
 
 
 __all__ = ["DEFAULT_SHARD_SIZE", "Shard", "ShardResult", "ShardedRun", "fresh_seed", "merge_shards", "plan_shards",
-           "play_shard", "play_sharded", "shard_seed"]
+           "play_shard", "play_sharded"]

@@ -67,13 +67,15 @@ def record_games(agent: Agent, path: str | os.PathLike, games: int,
 
 
 def record_lines(agent: Agent, names: tuple[str, str], scores: np.ndarray, max_codes: np.ndarray,
-                 moves: np.ndarray) -> Iterator[tuple[str, float]]:
-    """Play ``len(scores)`` games, filling the three arrays game by game; yields each game's record line
+                 moves: np.ndarray, first: int = 0) -> Iterator[tuple[str, float]]:
+    """Play games ``first .. first + len(scores) - 1`` of the agent's seed (each from its own random state,
+    :meth:`Agent.start_game`), filling the three arrays game by game; yields each game's record line
     and the seconds it took to play."""
     longest = WIDE_MAX_EPISODE_MOVES if agent.network.wide else MAX_EPISODE_MOVES
     greedy = agent.search.depth == 1 and not agent.search.downgrade
     player, env = names
     for g in range(len(scores)):
+        agent.start_game(first + g)
         started = time.perf_counter()
         tick = time.time_ns() // 1_000_000
         actions, n, score, largest = _greedy_episode(agent, longest) if greedy else _searched_episode(agent)

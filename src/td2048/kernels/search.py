@@ -17,7 +17,11 @@ state so made; a state with no legal move is worth 0::
     M(s, d)              = max over legal moves of r + A(s', d); 0 if none
 
 ``A`` is the one recursive function; its results at d > 1 go through the transposition
-table (keyed by the afterstate, up to the network's symmetries, and by d). A depth limit
+table (keyed by the afterstate, up to the network's symmetries, and by d). Each game starts with
+an empty table: an entry holds the game it was written in (``counters[TT_GAME]``, raised at the
+start of each game), and entries of other games count as empty. So a game searches the same
+nodes, hits the same entries and plays the same moves whichever games played on the table
+before it, at no cost (nothing is cleared). A depth limit
 ``limits[n]`` caps d for an afterstate with n empty cells, so that wide-open boards, whose
 expectations are the costliest and matter least, are searched less deep.
 """
@@ -27,6 +31,9 @@ expectations are the costliest and matter least, are searched less deep.
 P_FIRST_TILE = 1.0 - P_SECOND_TILE
 TT_KEY_LO, TT_KEY_HI, TT_DEPTH, TT_VALUE = 0, 1, 2, 3  # an entry: 4 words, two entries to a 64-byte line
 NODES, LEAVES, TT_PROBES, TT_HITS = 0, 1, 2, 3  # counters
+TT_GAME = 4  # counters[TT_GAME]: the game whose entries the table holds (the others' count as empty)
+DEPTH_BITS = U64(8)  # an entry's depth word: (game << 8) | depth
+DEPTH_MASK = U64(255)
 
 
 @njit(inline='always')
@@ -146,12 +153,14 @@ def afterstate_value(table, w, after, depth, work, tt, ttv, limits, counters):
     slot = 0
     lo = U64(0)
     hi = U64(0)
+    game = U64(counters[TT_GAME])
     if entries > 0:
         lo, hi = board_words(canonical(after))
         slot = tt_slot(lo, hi, entries)
         counters[TT_PROBES] += 1
+        tag = (game << DEPTH_BITS) | U64(depth)
         for e in range(slot, slot + 2):
-            if tt[e, TT_DEPTH] == U64(depth) and tt[e, TT_KEY_LO] == lo and tt[e, TT_KEY_HI] == hi:
+            if tt[e, TT_DEPTH] == tag and tt[e, TT_KEY_LO] == lo and tt[e, TT_KEY_HI] == hi:
                 counters[TT_HITS] += 1
                 return ttv[e, TT_VALUE]
     if depth == 2:  # the last ply: greedy choices, their weights fetched a placement ahead
@@ -177,14 +186,22 @@ def afterstate_value(table, w, after, depth, work, tt, ttv, limits, counters):
         # replacement: an empty entry or the same key, else the shallower of the two (a deep
         # result costs the most to find again); measured in benchmarks/bench_search.py
         e = slot
-        if not (tt[slot, TT_DEPTH] == U64(0) or (tt[slot, TT_KEY_LO] == lo and tt[slot, TT_KEY_HI] == hi)):
-            if tt[slot + 1, TT_DEPTH] == U64(0) or tt[slot + 1, TT_DEPTH] <= tt[slot, TT_DEPTH]:
+        first = entry_depth(tt[slot, TT_DEPTH], game)
+        if not (first == U64(0) or (tt[slot, TT_KEY_LO] == lo and tt[slot, TT_KEY_HI] == hi)):
+            second = entry_depth(tt[slot + 1, TT_DEPTH], game)
+            if second == U64(0) or second <= first:
                 e = slot + 1
         tt[e, TT_KEY_LO] = lo
         tt[e, TT_KEY_HI] = hi
-        tt[e, TT_DEPTH] = U64(depth)
+        tt[e, TT_DEPTH] = (game << DEPTH_BITS) | U64(depth)
         ttv[e, TT_VALUE] = value
     return value
+
+
+@njit(inline='always')
+def entry_depth(word, game):
+    """The depth of an entry of this game; 0 (empty) for an entry of another game."""
+    return word & DEPTH_MASK if word >> DEPTH_BITS == game else U64(0)
 
 
 @njit
@@ -250,10 +267,14 @@ def search_play_from(table, w, rng, board, score, steps, depth, downgrade, tt, t
 
 
 @njit
-def search_block(table, w, rng, depth, downgrade, tt, ttv, limits, counters, out, handoff):
+def search_block(table, w, rng, starts, depth, downgrade, tt, ttv, limits, counters, out, handoff):
     """Up to len(out[0]) games from new boards, played by search; ``out`` = (scores, largest codes, moves),
-    ``handoff`` = (boards, counts) as in run_block: returns (games finished, handed off)."""
+    ``handoff`` = (boards, counts) as in run_block: returns (games finished, handed off).
+
+    Game e starts from the random state ``starts[e]`` (copied into ``rng``, which a game handed off
+    leaves where it got to) and with an empty transposition table (a new ``counters[TT_GAME]``)."""
     for e in range(out[0].shape[0]):
+        start_game(rng, starts, e, counters)
         score, steps, final, handed = search_play_from(table, w, rng, new_game(rng), np.int64(0), np.int64(0), depth,
                                                        downgrade, tt, ttv, limits, counters)
         if handed:
@@ -274,10 +295,19 @@ def search_finish(table, w, rng, depth, downgrade, tt, ttv, limits, counters, ha
     return max_code(board), handed
 
 
+@njit(inline='always')
+def start_game(rng, starts, e, counters):
+    """Game e of a block: its random state from ``starts[e]``, and a table of its own (a new game number)."""
+    for k in range(4):
+        rng[k] = starts[e, k]
+    counters[TT_GAME] += 1
+
+
 @njit
-def greedy_block(table, w, rng, out, handoff):
+def greedy_block(table, w, rng, starts, counters, out, handoff):
     """search_block at depth 1 without a downgrade (see greedy_play_from)."""
     for e in range(out[0].shape[0]):
+        start_game(rng, starts, e, counters)
         score, steps, final, handed = greedy_play_from(table, w, rng, new_game(rng), np.int64(0), np.int64(0))
         if handed:
             hand_off(handoff, final, score, steps)
