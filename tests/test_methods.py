@@ -231,3 +231,41 @@ def test_cli_methods_and_their_errors(tmp_path, cli_env):
                            (["--network", "4x6", "--tc", "--memory-limit", "512MiB"], "over the memory limit")):
         assert_one_line_error(td2048("train", "--episodes", 5, *args, "--out", tmp_path / "x", env=cli_env),
                               fragment)
+
+
+# ------------------------------------------------------------------------------------------- threads
+
+def test_tc_on_eight_threads_learns_on_the_shared_table_after_td_on_copies():
+    """OTD then TC on 8 threads (more than this machine's cores): the TD phase on merged copies, which go into
+    the network when TC begins; TC on the network's own weights and accumulators, no copies. Not reproducible,
+    so: what the phases leave, finite numbers, and learning."""
+    net = Network(parse_network(SMALL, stages=parse_stages(STAGES)))
+    net.fill_optimistic(20000)
+    learner = Learner(net, seed=4, threads=8, merge_seconds=0.01)
+    first = learner.run(400, "forward", 0.1, promote=True)
+    assert learner._copies is not None and net.accumulators is None
+    before = net.weights.copy()
+    blocks = [learner.run(400, "forward", 1.0, tc=True) for _ in range(3)]
+    assert learner._copies is None  # merged at the switch, then dropped
+    assert not np.array_equal(before, net.weights) and np.isfinite(net.weights).all()
+    acc = net.accumulators
+    assert np.isfinite(acc).all() and (acc[1::2] >= TINY).all()  # A only grows, from its start
+    touched = acc[1::2] > TINY
+    assert touched.sum() > 1000 and (acc[1::2][touched] > np.abs(acc[::2][touched]) * 0.5).all()
+    assert all((b.moves > 0).all() for b in blocks)
+    assert blocks[-1].scores.mean() > 1.5 * first.scores.mean()
+
+
+def test_restart_rings_saved_by_other_threads_are_dealt_out():
+    net = Network(parse_network(SMALL))
+    eight = Learner(net, seed=1, threads=8)
+    eight.run(200, "backward", 0.1, restarts=0.3, restart_code=5)
+    pools = eight.restart_pools()
+    boards = sorted(row[0] for pool in pools for row in pool["boards"])
+    assert len(pools) == 8 and boards
+    two = Learner(net, seed=1, threads=2)
+    two.set_restart_pools(pools)
+    assert sorted(row[0] for pool in two.restart_pools() for row in pool["boards"]) == boards
+    again = Learner(net, seed=1, threads=8)
+    again.set_restart_pools(pools)
+    assert again.restart_pools() == pools

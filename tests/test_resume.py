@@ -7,6 +7,8 @@ import subprocess
 import sys
 import time
 
+import numpy as np
+
 from td2048.io.model import load_model
 
 TRAIN = [sys.executable, "-m", "td2048.cli", "train", "--network", "2x4", "--block", "100", "--seed", "3",
@@ -143,3 +145,31 @@ def test_a_run_stopped_before_its_first_snapshot_starts_again_as_it_first_did(tm
     b, _ = load_model(whole.finish())
     assert (a.weights == b.weights).all() and a.weights.any()
     assert (tmp_path / "stopped" / "log.jsonl").read_text().count("\n") == 3
+
+
+def test_eight_threads_every_method_killed_then_resumed(tmp_path):
+    """8 threads on this 2-core machine, with optimistic TD then TC, two stages with promotion and restarts: a run
+    killed after its first snapshot resumes from it (each thread's random state and ring of kept boards) and
+    finishes, with the accumulators in its model, having learned."""
+    run = tmp_path / "run"
+    methods = ["--threads", 8, "--optimistic", 20000, "--tc-from", 1000, "--stages", 64, "--restarts", 0.2,
+               "--update", "forward"]
+    proc = start_train("--episodes", 1_000_000, *methods, "--out", run, "--quiet")
+    wait_for(lambda: (run / "snapshot.td2048").exists() and len(logged_episodes(run)) >= 25, timeout=300)
+    proc.kill()
+    proc.wait()
+    net, header = load_model(run / "snapshot.td2048")
+    done = header["state"]["episodes"]
+    assert done >= 1000 and len(header["state"]["rng_states"]) == 8 and len(header["state"]["restart_pools"]) == 8
+    assert net.accumulators is not None and np.isfinite(net.weights).all()
+
+    r = run_train("--resume", run, "--episodes", done + 1000, *methods)
+    assert r.returncode == 0, r.stderr
+    assert f"resuming at episode {done}" in r.stdout
+    assert_complete(run, done + 1000)
+    net, header = load_model(run / "model.td2048")
+    assert np.isfinite(net.weights).all() and np.isfinite(net.accumulators).all()
+    assert header["training"]["threads"] == 8 and net.weights[net.spec.stage_markers + 1] == 1.0  # promoted
+    log = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()]
+    assert log[-1]["tc"] and sum(b["restarted"] for b in log) > 0
+    assert np.mean([b["avg"] for b in log[-5:]]) > 1.3 * np.mean([b["avg"] for b in log[:5]])

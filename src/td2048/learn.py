@@ -60,11 +60,18 @@ class Learner:
 
     (Playing without learning, greedily or by search, is :class:`td2048.play.Agent`'s.)
     With ``threads`` > 1 the episodes of a block are shared among threads that play at once
-    (the kernels release the GIL): each thread trains a copy of its own and the copies are
-    merged into the network every ``merge_seconds`` of training (see :mod:`td2048.kernels.merge`
-    for why and how), and whenever :meth:`merge` is called (``merge_seconds`` 0: after every
-    share of episodes a thread finishes, whatever the clock says). Such runs are fast but not
-    reproducible; one thread is reproducible bit for bit and needs no copies.
+    (the kernels release the GIL). TD learning: each thread trains a copy of its own and the
+    copies are merged into the network every ``merge_seconds`` of training (see
+    :mod:`td2048.kernels.merge` for why and how), and whenever :meth:`merge` is called
+    (``merge_seconds`` 0: after every share of episodes a thread finishes, whatever the clock
+    says). Temporal coherence: every thread updates the network's own weights and accumulators,
+    without locks, as TDL2048+ does (an update that two threads make to one weight at the same
+    instant may lose one of them; no copies, no merges). Why the two differ: TC on merged copies
+    learned markedly less per episode than one thread (each merge keeps only the largest of the
+    threads' moves of a weight they moved the same way, and TC's rates were made for every
+    update to land), at the same speed and at the memory of a copy of the weights and both
+    accumulators per thread; on one shared table it learned as much per episode as one thread.
+    Multi-thread runs are fast but not reproducible; one thread is reproducible bit for bit.
 
     The learner owns the network's weights while it learns: change them between blocks only
     through :meth:`sync` (or a new learner).
@@ -131,8 +138,22 @@ class Learner:
         return pools
 
     def set_restart_pools(self, pools: list[dict]) -> None:
-        """Take back the boards of :meth:`restart_pools` (a resumed run)."""
-        for thread, pool in enumerate(pools[:self.threads]):
+        """Take back the boards of :meth:`restart_pools` (a resumed run).
+
+        Saved by as many threads as this learner has: each thread its own ring again. Saved by another
+        number of threads: the boards of all the rings, dealt out to this learner's threads in turn (each
+        keeps its newest :data:`RESTART_POOL`).
+
+        Parameters
+        ----------
+        pools : list of dict
+            Per thread, as :meth:`restart_pools` gives them.
+        """
+        if len(pools) != self.threads and pools:
+            boards = [row for pool in pools for row in pool["boards"]]
+            pools = [{"kept": len(boards[t::self.threads]), "boards": boards[t::self.threads][-RESTART_POOL:]}
+                     for t in range(self.threads)]
+        for thread, pool in enumerate(pools):
             boards = pool["boards"][:RESTART_POOL]
             for i, row in enumerate(boards):
                 self._pools[thread, i] = [int(v, 16) for v in row]
@@ -184,11 +205,11 @@ class Learner:
         max_codes = np.zeros(episodes, np.int64)
         moves = np.zeros(episodes, np.int64)
         restarted = np.zeros(episodes, np.uint8)
-        # TC learns on one thread: the accumulators of thread copies are not merged (yet)
-        copies = self.threads > 1 and not tc
-        if tc and self._copies is not None:
+        copies = self.threads > 1 and not tc  # TD on threads: on copies; TC: on the network's own weights
+        accumulators = self.network.start_accumulators() if tc else None  # made here, not by several threads
+        if tc and self._copies is not None:  # TD then TC (OTD then TC): what the copies learned goes in first
             self.merge()
-            self._copies = None  # taken again from the network by the next block on threads
+            self._copies = None
         if copies and self._copies is None:
             self._copies = aligned_zeros(self.threads, self.network.weights.size)
             self._copies[:] = self.network.weights
@@ -203,7 +224,7 @@ class Learner:
         def learn_share(thread, lo, hi):
             """Learn from episodes lo..hi-1 on a thread; returns where it got to (before hi: a merge was asked for)."""
             weights = self._copies[thread] if copies else self.network.weights
-            dirty = self._dirty[thread] if copies else self.network.start_accumulators() if tc else NO_TRACKING
+            dirty = self._dirty[thread] if copies else accumulators if tc else NO_TRACKING
             pool = (self._pools[thread], self._pool_states[thread, :2])
             while lo < hi:
                 batch = params.copy()
@@ -222,10 +243,12 @@ class Learner:
             return lo
 
         start = time.perf_counter()
-        if not copies:
-            learn_share(0, 0, episodes)
-        else:  # learning on copies: the threads stop together to merge them every so often
+        if copies:  # the threads stop together to merge their copies every so often
             self._learn_threads(episodes, learn_share)
+        elif self.threads > 1:  # TC: the threads write one table
+            self._learn_shared(episodes, learn_share)
+        else:
+            learn_share(0, 0, episodes)
         return EpisodeBlock(scores, max_codes, moves, time.perf_counter() - start, restarted)
 
     def _finish_wide(self, thread, weights, dirty, tracked, mode_code, params, tc=False):
@@ -292,6 +315,25 @@ class Learner:
         bounds = np.linspace(0, self._dirty.shape[1], self.threads + 1).astype(np.int64)
         run_threads(self.threads, lambda t: merge_regions(self.network.weights, self._copies, self._dirty,
                                                           bounds[t], bounds[t + 1]))
+
+    def _learn_shared(self, episodes: int, learn_share) -> None:
+        """Learn ``episodes`` episodes on the threads at once, all on the network's weights (no merges).
+
+        The threads take shares of the episodes left, each smaller as the block nears its end."""
+        lock = threading.Lock()
+        state = {"next": 0}
+
+        def worker(thread):
+            while True:
+                with lock:
+                    lo = state["next"]
+                    if lo >= episodes:
+                        return
+                    hi = min(episodes, lo + max(1, (episodes - lo) // (2 * self.threads)))
+                    state["next"] = hi
+                learn_share(thread, lo, hi)
+
+        run_threads(self.threads, worker)
 
     def _learn_threads(self, episodes: int, learn_share) -> None:
         """Learn ``episodes`` episodes on the threads' copies, merging them every ``merge_seconds``.

@@ -120,12 +120,13 @@ class TrainingRun:
             state = header.get("state") or {}
             done = int(state.get("episodes", 0))
             states = _rng_from_json(state["rng_states"]) if "rng_states" in state else None
+            pools = state.get("restart_pools", [])
             tc_start = settings.tc_start()
             if tc_start is not None and done > tc_start and network.accumulators is None:
                 raise TD2048Error(f"{snapshot}: the run is {done - tc_start} episodes into its TC phase, but the "
                                   "snapshot holds no TC accumulators (was it replaced by a playing model?)")
         else:  # killed before the first snapshot: start again
-            network, done, states = cls._initial_network(settings), 0, None
+            network, done, states, pools = cls._initial_network(settings), 0, None, []
         if states is None and done == 0:  # no snapshot yet: start again as created, with the run's seed
             learner = Learner(network, settings.seed, settings.threads, merge_seconds=settings.merge_every)
         elif states is None or len(states) != settings.threads:
@@ -134,7 +135,7 @@ class TrainingRun:
                             merge_seconds=settings.merge_every)
         else:
             learner = Learner(network, threads=settings.threads, rng_states=states, merge_seconds=settings.merge_every)
-            learner.set_restart_pools(state.get("restart_pools", []))
+        learner.set_restart_pools(pools)  # each thread's ring of kept boards (with other --threads: dealt anew)
         kept = [b for b in read_log(directory / LOG) if b.get("episodes", 0) <= done]
         write_text_atomic(directory / LOG, "".join(json.dumps(b) + "\n" for b in kept))
         write_text_atomic(directory / SETTINGS, json.dumps({**saved, **settings.to_dict()}, indent=2) + "\n")

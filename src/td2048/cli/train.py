@@ -51,9 +51,11 @@ model.td2048. Ctrl-C or SIGTERM finishes the block, saves, and tells how to resu
 a run killed in any other way resumes from its last snapshot with --resume DIR.
 
 With one thread, runs with the same --seed give identical weights, bit for bit.
-With --threads N, N episodes are played at once, each thread on a copy of the weights
-that is merged into the network every quarter second (--merge-every): faster, but not reproducible, and a
-little less is learned per episode.
+With --threads N, N episodes are played at once, with every method: faster, but not
+reproducible. TD learns on a copy of the weights per thread, merged into the network every
+quarter second (--merge-every; a little less is learned per episode); temporal coherence
+learns on the network's own weights and accumulators, written by every thread without locks.
+N may exceed the cores.
 """
 
 
@@ -72,11 +74,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--block", type=positive_int_arg, default=None,
                    help=f"episodes per statistics block (default {DEFAULT_BLOCK})")
     p.add_argument("--threads", type=positive_int_arg, default=None,
-                   help="episodes played at once (default 1); each thread trains a copy of the weights, merged "
-                        "every --merge-every seconds: faster, but not reproducible, and less learned per episode")
+                   help="episodes played at once (default 1), with every method: faster, but not reproducible. "
+                        "TD: each thread trains a copy of the weights, merged every --merge-every seconds (a little "
+                        "less learned per episode); TC: the threads write the weights and accumulators themselves, "
+                        "without locks")
     p.add_argument("--merge-every", type=positive_float_arg, default=None, metavar="SECONDS",
                    help=f"with --threads: seconds of training between merges of the threads' weights (default "
-                        f"{DEFAULT_MERGE_SECONDS}); longer is a little faster and learns a little less per episode")
+                        f"{DEFAULT_MERGE_SECONDS}; TD only, TC has no copies); longer is a little faster and learns a "
+                        f"little less per episode")
     p.add_argument("--snapshot-every", default=None, metavar="N|TIME",
                    help=f"snapshot every N episodes, or every TIME of training such as 30s, 5m, 1h "
                         f"(default {DEFAULT_SNAPSHOT_EVERY})")
@@ -102,7 +107,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "isomorphisms), TDL2048+'s =V/norm (e.g. 320000): unseen boards look good and get tried")
     p.add_argument("--tc", action="store_true", default=None,
                    help="temporal coherence from the first episode: each weight's rate is |its accumulated "
-                        "error| / its accumulated |error|, times --tc-alpha (one thread)")
+                        "error| / its accumulated |error|, times --tc-alpha")
     p.add_argument("--tc-from", default=None, metavar="EPISODE|P%",
                    help="temporal coherence from this episode, or this share of --episodes, on (OTD then TC: "
                         "--optimistic 320000 --tc-from 90%%); before it, plain TD with --alpha")

@@ -80,12 +80,12 @@ def kernels_for(spec, tracked: bool = False, wide: bool = False, state_values: b
     Raises
     ------
     ValueError
-        When asked for tracked TC kernels (TC learns on one thread).
+        When asked for tracked TC kernels (TC's threads share the network's weights: no copies to track).
     OSError
         When no directory for the generated modules is writable.
     """
     if tc and tracked:
-        raise ValueError("TC kernels learn on one thread: they are never tracked")
+        raise ValueError("TC kernels learn on the network's own weights, on any number of threads: never tracked")
     variant = (spec, tracked, wide, state_values, tc)
     if variant in _by_variant:  # generating the source to hash it takes milliseconds: callers ask per move
         return _by_variant[variant]

@@ -426,7 +426,7 @@ def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False
     ``state_values``: V is learned on states (after the new tile), and moves are chosen by
     r + E[V] over the new tile (``expected_value``); else V is on afterstates.
     ``tc``: updates by temporal coherence; the kernels' ``dirty`` argument is then the
-    accumulators (TC learns on one thread: never ``tracked``).
+    accumulators (never ``tracked``: TC's threads share the network's weights, see td2048.learn).
     """
     body = _EPISODE_SOURCE.read_text()
     body = body[body.index(_BODY_MARKER):]
