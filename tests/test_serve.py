@@ -23,7 +23,7 @@ from td2048.models import shipped_model
 
 # what docs/guides/serve.md says of the shipped model (1,000 greedy games, seed 1), and the bound this
 # test holds it to on fewer games
-SHIPPED_AVERAGE, SHIPPED_2048 = 103_064, 0.98
+SHIPPED_AVERAGE, SHIPPED_2048 = 102_515, 0.98
 TEST_GAMES, TEST_BOUND = 300, 0.85
 
 BOARDS = [[0, 2, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2],
