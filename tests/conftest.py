@@ -24,3 +24,24 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
 def cli_env():
     """Environment for real subprocess runs of the CLI (same kernel cache as the tests)."""
     return {**os.environ, "PYTHONUNBUFFERED": "1"}
+
+
+# Debian's Chromium driven by Playwright, for the tests of pages (the replay page, the web app)
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium driven by Playwright; missing either is a failure (CI installs both), not a skip."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.fail("playwright is not installed: pip install -e '.[test]'")
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium")
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()

@@ -2,7 +2,6 @@
 against a plain-Python replay of the record (tests/naive.py's rules, not the page's data)."""
 
 import re
-from pathlib import Path
 
 import pytest
 from commands import assert_one_line_error, td2048
@@ -13,10 +12,6 @@ from td2048.errors import TD2048Error
 from td2048.games.tiles import tile_value
 from td2048.io.replay_html import write_replay_html
 from td2048.judge import SLIDE, parse_records
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
 
 
 @pytest.fixture(scope="module")
@@ -64,21 +59,6 @@ def test_page_is_self_contained(records, tmp_path, cli_env, game):
     summary = write_replay_html(records[game], tmp_path / "b.html", game=game)
     assert (summary.game, summary.detected, summary.games) == (game, False, 3)
     assert (tmp_path / "b.html").read_text() == page
-
-
-@pytest.fixture(scope="module")
-def browser():
-    """Debian's Chromium driven by Playwright; missing either is a failure (CI installs both), not a skip."""
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.fail("playwright is not installed: pip install -e '.[test]'")
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium")
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
 
 
 def shown(page):

@@ -3,7 +3,6 @@ keyboard play follows the rules (tests/naive.py), the hint is /api/move's move, 
 the analysis board shows the API's values, a record file replays in the replay page's viewer."""
 
 import re
-from pathlib import Path
 
 import pytest
 from commands import td2048
@@ -13,9 +12,6 @@ from serving import Server
 from td2048.games.tiles import tile_value
 from td2048.models import shipped_model
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
 DIRECTIONS = ["up", "right", "down", "left"]
 
 
@@ -24,21 +20,6 @@ def server():
     s = Server("--threads", 1, "--max-depth", 3)
     yield s
     assert s.stop() == 0
-
-
-@pytest.fixture(scope="module")
-def browser():
-    """Debian's Chromium driven by Playwright; missing either is a failure (CI installs both), not a skip."""
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.fail("playwright is not installed: pip install -e '.[test]'")
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium")
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture
