@@ -19,6 +19,9 @@ against TDL2048+'s `-tt forward` (online TD(0); the afterstate's value is read a
 afterstate had when it was chosen, before the last update moved it, and so reads its weights once instead of
 twice; `all` measures the three.
 
+--tc trains with temporal coherence in both (TDL2048+'s `-a 1.0 coherence`); with threads, both
+write one shared table without locks.
+
 The reference is not part of td2048: build TDL2048+ from its own source with its own makefile and
 point --reference at the `2048` binary it makes.
 """
@@ -42,21 +45,26 @@ UPDATES = {"forward": ("forward", ["-tt", "forward"]), "backward": ("backward", 
 SUMMARY = re.compile(r"^summary\s+\d+ms\s+([0-9.]+)ops", re.MULTILINE)
 
 
-def run_td2048(network: str, episodes: int, threads: int, update: str, seed: int) -> tuple[float, float]:
+def run_td2048(network: str, episodes: int, threads: int, update: str, seed: int,
+               tc: bool = False) -> tuple[float, float]:
     cmd = [sys.executable, "-m", "td2048.cli", "bench", "--network", network, "--episodes", str(episodes),
            "--threads", str(threads), "--update", UPDATES[update][0], "--seed", str(seed), "--json"]
+    if tc:
+        cmd.append("--tc")
     out = subprocess.run(cmd, capture_output=True, text=True, check=True)
     result = json.loads(out.stdout)
     return result["train_moves_per_s"], result["test_moves_per_s"]
 
 
 def run_reference(binary: str, network: str, episodes: int, threads: int, update: str,
-                  seed: int) -> tuple[float, float]:
+                  seed: int, tc: bool = False) -> tuple[float, float]:
     blocks = f"{threads}x{episodes // threads}"  # one equal block per worker
     cmd = [binary, "-n", REFERENCE_NAMES[network], "-t", blocks, "-e", blocks, "-%", "-s", str(seed)]
     if threads > 1:
         cmd += ["-p", str(threads)]
     cmd += UPDATES[update][1]
+    if tc:
+        cmd += ["-a", "1.0", "coherence"]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True)
     speeds = [float(x) for x in SUMMARY.findall(out.stdout)]
     if len(speeds) != 2:
@@ -90,19 +98,22 @@ def main() -> int:
     p.add_argument("--episodes", type=int, default=6000, help="episodes of training, then of testing (default 6000)")
     p.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--tc", action="store_true",
+                   help="train with temporal coherence in both: td2048's --tc, TDL2048+'s -a 1.0 coherence")
     args = p.parse_args()
     updates = {"both": ["forward", "backward"], "all": list(UPDATES)}.get(args.update, [args.update])
     cases = [(n, t, u) for n in args.networks for t in args.threads for u in updates]
     figures = {case: {"td": [], "ref": []} for case in cases}
     print(f"# {machine()}; {args.episodes} episodes trained from zero, then {args.episodes} tested; "
-          f"{args.rounds} rounds", flush=True)
+          f"{args.rounds} rounds{'; TC' if args.tc else ''}", flush=True)
     for r in range(args.rounds):
         for case in cases:
             network, threads, update = case
             seed = args.seed + r
-            runs = [("td", run_td2048, (network, args.episodes, threads, update, seed))]
+            runs = [("td", run_td2048, (network, args.episodes, threads, update, seed, args.tc))]
             if args.reference:
-                runs.append(("ref", run_reference, (args.reference, network, args.episodes, threads, update, seed)))
+                runs.append(("ref", run_reference, (args.reference, network, args.episodes, threads, update, seed,
+                                                     args.tc)))
                 if r % 2:
                     runs.reverse()
             for who, call, call_args in runs:

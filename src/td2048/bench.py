@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from td2048.config import DEFAULT_BLOCK, DEFAULT_CLAMP_2584, DEFAULT_MEMORY_LIMIT
+from td2048.config import DEFAULT_BLOCK, DEFAULT_CLAMP_2584, DEFAULT_MEMORY_LIMIT, DEFAULT_TC_ALPHA
 from td2048.io.model import load_model
 from td2048.learn import Learner
 from td2048.network import Network, parse_network
@@ -14,14 +14,14 @@ from td2048.play import Agent
 
 
 def _timed_blocks(player: Learner | Agent, seconds: float | None, episodes: int | None, mode: str, alpha: float,
-                  block: int) -> tuple[int, float]:
+                  block: int, tc: bool = False) -> tuple[int, float]:
     """Blocks of episodes until ``seconds`` have passed, or exactly ``episodes`` episodes: (moves, seconds).
 
     ``mode`` "play": the agent plays them (no learning); else the learner learns from them."""
     moves, elapsed, played = 0, 0.0, 0
     while (elapsed < seconds) if episodes is None else (played < episodes):
         n = block if episodes is None else min(block, episodes - played)
-        result = player.play(n) if mode == "play" else player.run(n, mode, alpha)
+        result = player.play(n) if mode == "play" else player.run(n, mode, alpha, tc=tc)
         moves += int(np.sum(result.moves))
         elapsed += result.seconds
         played += n
@@ -31,7 +31,8 @@ def _timed_blocks(player: Learner | Agent, seconds: float | None, episodes: int 
 def benchmark(network: str = "4x6", seconds: float | None = 5.0, isomorphisms: int | None = None, seed: int = 0,
               update: str = "backward", block: int = DEFAULT_BLOCK, memory_limit: int = DEFAULT_MEMORY_LIMIT,
               weights: str | None = None, threads: int = 1, game: str = "2048", clamp: int | None = None,
-              cells: int | None = None, method: str = "afterstate", episodes: int | None = None) -> dict:
+              cells: int | None = None, method: str = "afterstate", episodes: int | None = None,
+              tc: bool = False) -> dict:
     """Train for ``seconds``, then play (no updates) with the weights so trained for ``seconds``.
 
     With ``episodes``: train exactly that many episodes, then play as many: the same work as
@@ -43,6 +44,9 @@ def benchmark(network: str = "4x6", seconds: float | None = 5.0, isomorphisms: i
     plays longer games over more of its tables, which is slower than the first seconds of a run.
     ``compile_s`` is the time of the first tiny call, which compiles the kernels or loads them
     from Numba's cache; it is not counted in the speeds.
+
+    ``tc``: train with temporal coherence (meta rate 1.0, the default of ``td2048 train --tc``), whose
+    threads all write the network's own weights and accumulators (no copies, no merges).
     """
     loaded = None
     if weights is not None:
@@ -53,11 +57,12 @@ def benchmark(network: str = "4x6", seconds: float | None = 5.0, isomorphisms: i
             clamp = DEFAULT_CLAMP_2584
         spec = parse_network(network, isomorphisms, clamp)
 
+    alpha = DEFAULT_TC_ALPHA if tc else 0.1
     start = time.perf_counter()
     # compiles, or loads from the cache, the kernels the measures use (with threads: the tracked ones)
     fresh = Network(spec, memory_limit=memory_limit, game=game, cell_bits=cells, method=method)
     warm = Learner(fresh, seed=seed, threads=threads)
-    warm.run(threads, update, 0.1)
+    warm.run(threads, update, alpha, tc=tc)
     Agent(fresh, seed=seed, threads=threads).play(threads)
     compile_s = time.perf_counter() - start
     del warm, fresh
@@ -67,7 +72,7 @@ def benchmark(network: str = "4x6", seconds: float | None = 5.0, isomorphisms: i
     alloc_s = time.perf_counter() - start
 
     player = Learner(net, seed=seed, threads=threads)
-    train_moves, train_s = _timed_blocks(player, seconds, episodes, update, 0.1, block)
+    train_moves, train_s = _timed_blocks(player, seconds, episodes, update, alpha, block, tc)
     player.merge()
     agent = Agent(net, seed=seed + 1, threads=threads)
     test_moves, test_s = _timed_blocks(agent, seconds, episodes, "play", 0.0, block)
@@ -79,6 +84,7 @@ def benchmark(network: str = "4x6", seconds: float | None = 5.0, isomorphisms: i
         "weights": weights,
         "isomorphisms": spec.isomorphisms,
         "update": update,
+        "tc": tc,
         "method": method,
         "threads": threads,
         "episodes": episodes,

@@ -33,6 +33,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="update mode while training (default backward)")
     p.add_argument("--method", choices=METHODS, default="afterstate",
                    help="afterstate values (default) or state values with the expectation over new tiles")
+    p.add_argument("--tc", action="store_true",
+                   help="train with temporal coherence (meta rate 1.0; threads share one table, as in training)")
     p.add_argument("--seed", type=nonnegative_int_arg, default=0, help="random seed (default 0)")
     p.add_argument("--weights", default=None, metavar="MODEL",
                    help="start from a trained model (.td2048) instead of zero weights")
@@ -46,13 +48,13 @@ def run(args: argparse.Namespace) -> int:
     result = benchmark(args.network, args.seconds, isomorphisms=args.isomorphisms, seed=args.seed,
                        update=args.update, memory_limit=args.memory_limit,
                        weights=args.weights, threads=args.threads, game=args.game, clamp=args.clamp,
-                       cells=args.cells, method=args.method, episodes=args.episodes)
+                       cells=args.cells, method=args.method, episodes=args.episodes, tc=args.tc)
     if args.json:
         print(json.dumps(result))
     else:
         start = f"from {result['weights']}" if result["weights"] else "from zero weights"
         print(f"{result['game']}, network {result['network']} ({result['isomorphisms']} isomorphisms), "
-              f"{result['method']} values, {result['update']} updates, "
+              f"{result['method']} values, {result['update']} updates{' with TC' if result['tc'] else ''}, "
               f"{result['threads']} thread(s), {start}")
         print(f"  train: {result['train_moves_per_s']:>12,.0f} moves/s  ({result['train_moves']:,} moves "
               f"in {result['train_s']:.2f} s)")
