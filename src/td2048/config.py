@@ -28,6 +28,7 @@ DEFAULT_BLOCK = 1000
 DEFAULT_SNAPSHOT_EVERY = "5m"
 DEFAULT_CLAMP_2584 = 21  # the course's suggestion: 4x6 at 4 x 22**6 float32 (1.7 GiB)
 DEFAULT_MEMORY_LIMIT = 2 * 1024**3  # 2 GiB of weights, the course's limit
+DEFAULT_SYNC_SECONDS = 5.0  # train --ray: seconds of learning between syncs of the workers
 DEFAULT_SHARD_SIZE = 50  # games per shard on Ray: at depth 2, seconds of work against Ray's milliseconds per task
 REPLAY_MAX_GAMES = 100  # games on a replay page unless asked (about 25 bytes per move)
 JUDGE_SIGNIFICANCE = 0.001  # the judge's tests of the environment (td2048.judge holds the quantiles for it)

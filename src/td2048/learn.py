@@ -53,6 +53,7 @@ class EpisodeBlock:
     moves: np.ndarray
     seconds: float
     restarted: np.ndarray | None = None  # 1 for episodes started from a kept board (--restarts)
+    info: dict | None = None  # more fields for the block's log line (Ray workers' syncs)
 
 
 class Learner:
@@ -479,7 +480,7 @@ def train_blocks(settings: TrainSettings, learner: Learner, done: int) -> Iterat
         block = learner.run(n, settings.update, alpha, settings.lam, settings.nstep, settings.explore, done, tc=tc,
                            promote=settings.promote, restarts=settings.restarts, restart_code=restart_code)
         done += n
-        extra = {"alpha": alpha}
+        extra = {"alpha": alpha, **(block.info or {})}
         if tc:
             extra["tc"] = True
         natural = slice(None)

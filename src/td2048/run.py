@@ -44,10 +44,43 @@ def _rng_from_json(rows) -> np.ndarray:
     return np.array([[int(v, 16) for v in row] for row in rows], dtype=np.uint64)
 
 
+# makes a run's learner: (network, settings, seed or None, random states or None) -> a Learner, or an object that
+# stands for one (td2048.distributed.ray_train.RayLearner)
+LearnerFactory = Callable[[Network, TrainSettings, "int | None", "np.ndarray | None"], Learner]
+
+
+def local_learner(network: Network, settings: TrainSettings, seed: int | None, states: np.ndarray | None) -> Learner:
+    """A run's learner on this machine: ``settings.threads`` threads, from ``seed`` or from ``states``.
+
+    Parameters
+    ----------
+    network : Network
+        The run's network.
+    settings : TrainSettings
+        The run's settings (threads, merge interval).
+    seed : int or None
+        Seed of the threads' random states, when ``states`` is None.
+    states : numpy.ndarray or None
+        ``uint64[threads, 4]``: the threads' random states to go on from.
+
+    Returns
+    -------
+    Learner
+        The learner.
+    """
+    return Learner(network, seed, settings.threads, rng_states=states, merge_seconds=settings.merge_every)
+
+
+def learner_threads(settings: TrainSettings) -> int:
+    """Random states a run's learner has: its threads, times its Ray workers (if any)."""
+    return settings.threads * max(1, settings.workers)
+
+
 class TrainingRun:
     """One run directory being trained: create or resume, then iterate :meth:`blocks`."""
 
     def __init__(self, directory: Path, settings: TrainSettings, network: Network, learner: Learner, done: int):
+        """Use :meth:`create` or :meth:`resume`."""
         self.directory = directory
         self.settings = settings
         self.network = network
@@ -62,7 +95,8 @@ class TrainingRun:
     # ------------------------------------------------------------ opening
 
     @classmethod
-    def create(cls, directory: str | Path, settings: TrainSettings) -> TrainingRun:
+    def create(cls, directory: str | Path, settings: TrainSettings,
+               learner_factory: LearnerFactory = local_learner) -> TrainingRun:
         settings.validate()
         directory = ensure_writable_dir(directory)
         if (directory / LOG).exists() or (directory / SNAPSHOT).exists():
@@ -75,7 +109,7 @@ class TrainingRun:
             {**settings.to_dict(), "network_spec": network.spec.to_dict(), "td2048": __version__},
             indent=2) + "\n")
         (directory / LOG).write_text("")
-        learner = Learner(network, settings.seed, settings.threads, merge_seconds=settings.merge_every)
+        learner = learner_factory(network, settings, settings.seed, None)
         return cls(directory, settings, network, learner, 0)
 
     @staticmethod
@@ -92,7 +126,8 @@ class TrainingRun:
         return network
 
     @classmethod
-    def resume(cls, directory: str | Path, overrides: dict | None = None) -> TrainingRun:
+    def resume(cls, directory: str | Path, overrides: dict | None = None,
+               learner_factory: LearnerFactory = local_learner) -> TrainingRun:
         directory = Path(directory)
         try:
             saved = json.loads((directory / SETTINGS).read_text())
@@ -128,13 +163,12 @@ class TrainingRun:
         else:  # killed before the first snapshot: start again
             network, done, states, pools = cls._initial_network(settings), 0, None, []
         if states is None and done == 0:  # no snapshot yet: start again as created, with the run's seed
-            learner = Learner(network, settings.seed, settings.threads, merge_seconds=settings.merge_every)
-        elif states is None or len(states) != settings.threads:
+            learner = learner_factory(network, settings, settings.seed, None)
+        elif states is None or len(states) != learner_threads(settings):
             seed_seq = np.random.SeedSequence([settings.seed, done])
-            learner = Learner(network, int(seed_seq.generate_state(1, np.uint64)[0]), settings.threads,
-                            merge_seconds=settings.merge_every)
+            learner = learner_factory(network, settings, int(seed_seq.generate_state(1, np.uint64)[0]), None)
         else:
-            learner = Learner(network, threads=settings.threads, rng_states=states, merge_seconds=settings.merge_every)
+            learner = learner_factory(network, settings, None, states)
         learner.set_restart_pools(pools)  # each thread's ring of kept boards (with other --threads: dealt anew)
         kept = [b for b in read_log(directory / LOG) if b.get("episodes", 0) <= done]
         write_text_atomic(directory / LOG, "".join(json.dumps(b) + "\n" for b in kept))
@@ -168,6 +202,8 @@ class TrainingRun:
     def _state(self) -> dict:
         state = {"episodes": self.done, "rng_states": _rng_to_json(self.learner.rng_states),
                  "threads": self.settings.threads}
+        if self.settings.workers:
+            state["workers"] = self.settings.workers
         if self.settings.restarts > 0:  # the boards kept for restarts, so that a resumed run goes on as one
             state["restart_pools"] = self.learner.restart_pools()
         return state
@@ -178,7 +214,8 @@ class TrainingRun:
                 "lambda": s.lam, "nstep": s.nstep, "explore": s.explore, "seed": s.seed, "threads": s.threads,
                 "init": s.init, "optimistic": s.optimistic, "stages": s.stages, "promote": s.promote,
                 "tc_from": s.tc_from, "tc_alpha": s.tc_alpha, "restarts": s.restarts,
-                "restart_tile": s.restart_tile, "run": str(self.directory)}
+                "restart_tile": s.restart_tile, "run": str(self.directory),
+                **({"workers": s.workers, "sync_every": s.sync_every} if s.workers else {})}
 
     def snapshot(self, background: bool = False) -> None:
         """Save weights and state; in the background the weights are copied first and training goes on."""
@@ -223,4 +260,5 @@ class TrainingRun:
                 sys.stderr.write(f"td2048 train: warning: cannot draw {PLOT}: {e}\n")
 
 
-__all__ = ["FIXED_ON_RESUME", "LOG", "MODEL", "PLOT", "SETTINGS", "SNAPSHOT", "TrainingRun", "read_log"]
+__all__ = ["FIXED_ON_RESUME", "LOG", "MODEL", "PLOT", "SETTINGS", "SNAPSHOT", "LearnerFactory", "TrainingRun",
+           "learner_threads", "local_learner", "read_log"]

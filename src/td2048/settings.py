@@ -21,6 +21,7 @@ from td2048.config import (
     DEFAULT_MEMORY_LIMIT,
     DEFAULT_NETWORK,
     DEFAULT_SNAPSHOT_EVERY,
+    DEFAULT_SYNC_SECONDS,
     DEFAULT_TC_ALPHA,
 )
 from td2048.errors import TD2048Error
@@ -98,6 +99,10 @@ class TrainSettings:
         Share of episodes started from boards kept from earlier games.
     restart_tile : int or None
         A game's first board with this tile is kept for restarts; None: see :meth:`restart_code`.
+    workers : int
+        Ray workers that learn at once, each on ``threads`` threads (``td2048 train --ray``); 0: this process.
+    sync_every : float
+        With Ray workers: seconds of learning between their syncs.
     """
 
     network: str = DEFAULT_NETWORK
@@ -127,6 +132,8 @@ class TrainSettings:
     tc_alpha: float = DEFAULT_TC_ALPHA
     restarts: float = 0.0
     restart_tile: int | None = None
+    workers: int = 0
+    sync_every: float = DEFAULT_SYNC_SECONDS
 
     def validate(self) -> None:
         """Check every setting (a 2584 run without a clamp gets the default clamp).
@@ -142,6 +149,10 @@ class TrainSettings:
             raise TD2048Error(f"--block must be at least 1, not {self.block}")
         if self.threads < 1:
             raise TD2048Error(f"--threads must be at least 1, not {self.threads}")
+        if not (isinstance(self.workers, int) and self.workers >= 0):
+            raise TD2048Error(f"--workers must be at least 1, not {self.workers}")
+        if not (isinstance(self.sync_every, (int, float)) and math.isfinite(self.sync_every) and self.sync_every > 0):
+            raise TD2048Error(f"--sync-every must be a positive number of seconds, not {self.sync_every}")
         snapshot_interval(self.snapshot_every)  # raises on a bad interval
         if not (isinstance(self.lam, (int, float)) and 0.0 <= self.lam <= 1.0):
             raise TD2048Error(f"--lambda must be in [0, 1], not {self.lam}")

@@ -19,7 +19,13 @@ from td2048.cli.options import (
     positive_int_arg,
 )
 from td2048.cli.progress import Progress
-from td2048.config import DEFAULT_ALPHA, DEFAULT_BLOCK, DEFAULT_EPISODES, DEFAULT_SNAPSHOT_EVERY
+from td2048.config import (
+    DEFAULT_ALPHA,
+    DEFAULT_BLOCK,
+    DEFAULT_EPISODES,
+    DEFAULT_SNAPSHOT_EVERY,
+    DEFAULT_SYNC_SECONDS,
+)
 from td2048.errors import TD2048Error
 from td2048.games.tiles import WIN_TILE
 from td2048.io.model import read_model
@@ -125,6 +131,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--restart-tile", type=positive_int_arg, default=None, metavar="TILE",
                    help="the tile whose first board a game keeps for restarts (default: the first --stages "
                         "threshold's largest tile, else 2048, 2584 in 2584)")
+    p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                   help="train on Ray workers: a new local Ray instance, or the cluster at ADDRESS ('auto', "
+                        "host:6379, ray://host:10001); each worker learns on --threads threads of its own and the "
+                        "workers sync every --sync-every seconds; needs pip install 'td2048[ray]'")
+    p.add_argument("--workers", type=positive_int_arg, default=None, metavar="K",
+                   help="with --ray: worker processes (default: the cluster's CPUs / --threads)")
+    p.add_argument("--sync-every", type=positive_float_arg, default=None, metavar="SECONDS",
+                   help=f"with --ray: seconds of learning between syncs of the workers (default "
+                        f"{DEFAULT_SYNC_SECONDS:g})")
     p.add_argument("--init", default=None, metavar="MODEL", help="start from a trained model instead of zeros")
     p.add_argument("--out", type=Path, default=None,
                    help="run directory (default runs/NETWORK-DATE-TIME); must not hold a run already")
@@ -136,7 +151,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 _SETTING_OPTIONS = ("game", "cells", "network", "isomorphisms", "clamp", "episodes", "alpha", "update", "seed", "block",
                     "threads", "snapshot_every", "memory_limit", "init", "lam", "nstep", "alpha_schedule",
                     "explore", "method", "merge_every", "optimistic", "stages", "promote", "tc_from", "tc_alpha",
-                    "restarts", "restart_tile")
+                    "restarts", "restart_tile", "sync_every")
 
 
 class _Output:
@@ -192,16 +207,68 @@ def run(args: argparse.Namespace) -> int:
         given["tc_from"] = "0"
     if args.resume is not None and args.out is not None and args.out.resolve() != args.resume.resolve():
         raise TD2048Error("--out and --resume name different directories")
+    if args.ray is None and (args.workers is not None or args.sync_every is not None):
+        raise TD2048Error("--workers and --sync-every are for training on Ray workers: add --ray [ADDRESS]")
+    if args.ray is not None:
+        given["workers"] = args.workers or 1  # set from the cluster once connected
+    elif args.resume is not None:
+        given["workers"] = 0  # a run trained on Ray goes on in this process
     settings = None if args.resume is not None else _new_settings(given)
-    from td2048.run import TrainingRun  # the options are good: now the compiled code
+    from td2048.run import TrainingRun, local_learner  # the options are good: now the compiled code
 
-    if settings is None:
-        training = TrainingRun.resume(args.resume, given)
-    else:
-        name = settings.spec().name if settings.network else "init"
-        name = f"{settings.game}-{name}" if settings.game != "2048" else name
-        out = args.out or Path("runs") / f"{name.replace('/', '-')}-{dt.datetime.now():%Y%m%d-%H%M%S}"
-        training = TrainingRun.create(out, settings)
+    factory, connected = local_learner, False
+    if args.ray is not None:
+        factory, connected = _connect_ray(args, given)
+        if settings is not None:
+            settings.workers = given["workers"]
+    try:
+        if settings is None:
+            training = TrainingRun.resume(args.resume, given, learner_factory=factory)
+        else:
+            name = settings.spec().name if settings.network else "init"
+            name = f"{settings.game}-{name}" if settings.game != "2048" else name
+            out = args.out or Path("runs") / f"{name.replace('/', '-')}-{dt.datetime.now():%Y%m%d-%H%M%S}"
+            training = TrainingRun.create(out, settings, learner_factory=factory)
+        return _train(args, training)
+    finally:
+        if connected:
+            import ray
+
+            ray.shutdown()
+
+
+def _connect_ray(args: argparse.Namespace, given: dict):
+    """Connect to Ray for --ray; ``given["workers"]`` becomes --workers or the cluster's CPUs / threads.
+    Returns (the learner factory, whether this call connected)."""
+    from td2048.distributed.cluster import connect_ray
+    from td2048.distributed.ray_train import ray_learner
+
+    threads = given.get("threads", 1)
+    if args.resume is not None and "threads" not in given:
+        threads = _saved_setting(args.resume, "threads", 1)
+    local_cpus = None
+    if not args.ray and args.workers is not None:  # a local instance: room for every worker asked for
+        local_cpus = max(os.cpu_count() or 1, args.workers * threads)
+    connected = connect_ray(args.ray or None, local_cpus)
+    if args.workers is None:
+        import ray
+
+        given["workers"] = max(1, int(ray.cluster_resources().get("CPU", 1)) // threads)
+    return ray_learner, connected
+
+
+def _saved_setting(directory: Path, key: str, default):
+    """A setting of the run in ``directory`` (its settings.json), or ``default``."""
+    import json
+
+    try:
+        return json.loads((directory / "settings.json").read_text()).get(key, default)
+    except (OSError, ValueError):
+        return default
+
+
+def _train(args: argparse.Namespace, training) -> int:
+    """Train ``training`` to its end or to Ctrl-C, printing the block table."""
     settings, out = training.settings, training.directory
 
     say = _Output(quiet=args.quiet)
@@ -210,9 +277,13 @@ def run(args: argparse.Namespace) -> int:
         f", optimistic {settings.optimistic:g}" if settings.optimistic else "",
         "" if settings.tc_start() is None else f", TC (alpha {settings.tc_alpha}) from episode {settings.tc_start()}",
         f", restarts {settings.restarts:g}" if settings.restarts else ""])
+    where = f"{settings.threads} thread(s)"
+    if settings.workers:
+        where = (f"{settings.workers} Ray worker(s) of {where} on {len(set(training.learner.nodes))} node(s), "
+                 f"synced every {settings.sync_every:g} s")
     say(f"# td2048 {__version__} {verb} ({settings.game}): {training.network.spec.describe(settings.game)}; "
         f"alpha {settings.alpha}, {settings.method} values, {settings.update} updates{methods}, seed {settings.seed}, "
-        f"{settings.threads} thread(s), {settings.episodes} episodes -> {out}", flush=True)
+        f"{where}, {settings.episodes} episodes -> {out}", flush=True)
     progress = Progress(settings.episodes, training.done, enabled=not args.quiet and sys.stdout.isatty(),
                         win_tile=WIN_TILE[settings.game])
 
@@ -228,6 +299,8 @@ def run(args: argparse.Namespace) -> int:
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
+        if settings.workers:
+            training.learner.close()
 
     if stop.requested and training.done < settings.episodes:
         say(f"# stopped after {training.done} episodes; model saved to {model}")

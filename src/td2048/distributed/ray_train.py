@@ -1,0 +1,514 @@
+"""One training run across a Ray cluster (``td2048 train --ray [ADDRESS] --workers K``).
+
+Each of K workers is a Ray actor (a process, on whichever node has its CPUs) with a copy of the
+network and a :class:`td2048.learn.Learner` on ``--threads`` threads of its own, so that every
+learning method runs on a worker exactly as it runs on one machine. The driver (the ``td2048
+train`` process) hands out the episodes of each block in pieces to whichever worker is free (the
+pieces shrink as the block nears its end, so no worker waits long for another), collects each
+episode's statistics in block order, logs the block, and writes snapshots and the model as a
+one-machine run does: :class:`RayLearner` stands where a :class:`~td2048.learn.Learner` stands in
+:class:`td2048.run.TrainingRun`.
+
+Every ``--sync-every`` seconds the workers stop taking pieces and exchange what they learned
+(:mod:`td2048.kernels.exchange`), in three steps, none of which goes through one node:
+
+1. each worker lists the weights it changed since the last sync (index and new value, TC's
+   accumulators with them), cuts the list into K segments by index range and puts each into
+   Ray's object store;
+2. worker j gathers segment j of every worker and merges them against the base (the weights at
+   the last sync), by the rule the threads' copies are merged with;
+3. every worker, and the driver, gathers the K merged segments and writes them into its weights
+   and its base.
+
+Each worker thus sends and receives about two lists of its changes per sync, whatever K is (a
+direct reduce-scatter, then an all-gather: what a ring does in 2(K - 1) steps, in two), and the
+driver receives one merged list: it always holds the weights of the last sync, from which it
+writes snapshots and starts a worker again.
+
+A worker that dies (killed, out of memory, its node lost) costs its work since the last sync: the
+driver starts another from the driver's weights, plays the piece it was playing again, and goes
+on; a sync that a death interrupted is made again (the living workers still hold their changes).
+Killing the driver kills its workers; ``--resume`` goes on from the last snapshot, as on one machine.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from td2048.config import DEFAULT_MEMORY_LIMIT, DEFAULT_SYNC_SECONDS
+from td2048.distributed.cluster import forwarded_env, import_ray
+from td2048.errors import TD2048Error
+from td2048.kernels.exchange import apply_changes, changed_indices, gather_changes, merge_changes
+from td2048.learn import EpisodeBlock, Learner
+from td2048.network import Network, aligned_zeros
+from td2048.rng import thread_rng_states
+from td2048.spec import NetworkSpec
+
+PIECE_SECONDS = 1.0  # a piece of a block is sized to take about this long (at most a quarter of --sync-every)
+START_SECONDS = 300  # a worker not started by then: the cluster has no room for it
+MAX_FAILURES = 5  # workers lost in a row (with no sync between) before the run gives up
+NO_ACCUMULATORS = np.zeros(0, np.float32)
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """What a worker needs besides the weights to build its network and learner (small: sent once).
+
+    Parameters
+    ----------
+    spec : NetworkSpec
+        The network's tuples and layout.
+    game : str
+        ``"2048"`` or ``"2584"``.
+    cell_bits : int
+        4 or 5.
+    method : str
+        ``"afterstate"`` or ``"state"``.
+    threads : int
+        The worker's threads.
+    merge_seconds : float
+        TD on threads: seconds between merges of the threads' copies.
+    memory_limit : int
+        The most bytes of weights.
+    """
+
+    spec: NetworkSpec
+    game: str
+    cell_bits: int
+    method: str
+    threads: int
+    merge_seconds: float
+    memory_limit: int
+
+
+def _own_copy(array: np.ndarray | None) -> np.ndarray | None:
+    """A writable copy on cache lines of an array the object store handed out (read-only)."""
+    if array is None:
+        return None
+    copy = aligned_zeros(array.size)
+    copy[:] = array
+    return copy
+
+
+class TrainWorker:
+    """The body of a worker actor: a network, the base of the last sync, and a learner.
+
+    Parameters
+    ----------
+    spec : WorkerSpec
+        The network and the learner's settings.
+    weights : numpy.ndarray
+        The weights to start from (the object store's array).
+    accumulators : numpy.ndarray or None
+        TC's accumulators to start from, if the run has them.
+    rng_states : numpy.ndarray
+        ``uint64[threads, 4]``: the random states of the worker's threads.
+    """
+
+    def __init__(self, spec: WorkerSpec, weights: np.ndarray, accumulators: np.ndarray | None,
+                 rng_states: np.ndarray):
+        self.network = Network(spec.spec, _own_copy(weights), memory_limit=max(spec.memory_limit, spec.spec.nbytes),
+                               game=spec.game, cell_bits=spec.cell_bits, method=spec.method,
+                               accumulators=_own_copy(accumulators))
+        self.base = _own_copy(weights)
+        self.accumulator_base = _own_copy(accumulators)
+        self.learner = Learner(self.network, threads=spec.threads, rng_states=rng_states,
+                               merge_seconds=spec.merge_seconds)
+
+    def ready(self) -> tuple[int, str]:
+        """Once built: (the worker's process id, its node id)."""
+        import os
+
+        import ray
+
+        return os.getpid(), ray.get_runtime_context().get_node_id()
+
+    def learn(self, episodes: int, options: dict) -> tuple:
+        """Learn from ``episodes`` episodes (``options``: :meth:`td2048.learn.Learner.run`'s keywords).
+
+        Returns (scores, largest tile codes, moves, restarted, seconds) per episode."""
+        block = self.learner.run(episodes, **options)
+        return block.scores, block.max_codes, block.moves, block.restarted, block.seconds
+
+    def _accumulators(self) -> tuple[np.ndarray, np.ndarray]:
+        acc = self.network.accumulators
+        if acc is None:
+            return NO_ACCUMULATORS, NO_ACCUMULATORS
+        if self.accumulator_base is None:  # the TC phase began on this worker since the last sync
+            self.accumulator_base = aligned_zeros(acc.size)
+            self.accumulator_base[:] = np.finfo(np.float32).tiny  # where every worker's accumulators start
+        return acc, self.accumulator_base
+
+    def changes(self, bounds: np.ndarray) -> list:
+        """Step 1 of a sync: the changes since the last sync, one object per index range of ``bounds``.
+
+        Returns the objects' references (owned by this worker), and the number of weights changed."""
+        import ray
+
+        self.learner.merge()  # the threads' copies, into the network's weights
+        acc, acc_base = self._accumulators()
+        indices = changed_indices(self.network.weights, self.base, acc, acc_base)
+        values, acc_values = gather_changes(indices, self.network.weights, acc)
+        if self.base.size < 2**32:  # 4 bytes an index travel, not 8
+            indices = indices.astype(np.uint32)
+        cuts = np.searchsorted(indices, bounds)
+        refs = [ray.put((indices[a:b], values[a:b], acc_values[a:b] if len(acc_values) else acc_values))
+                for a, b in zip(cuts[:-1], cuts[1:])]
+        return [refs, len(indices)]
+
+    def merge(self, refs: list) -> tuple:
+        """Step 2 of a sync: merge every worker's changes of one index range (``refs``: their objects)."""
+        import ray
+
+        parts = ray.get(refs)
+        indices = np.concatenate([p[0] for p in parts])
+        values = np.concatenate([p[1] for p in parts])
+        acc, base_acc = np.zeros((0, 2), np.float32), NO_ACCUMULATORS
+        if any(len(p[2]) for p in parts):  # TC: a worker that has not learned by TC yet changed none of them
+            if self.accumulator_base is None:
+                self.accumulator_base = aligned_zeros(2 * self.base.size)
+                self.accumulator_base[:] = np.finfo(np.float32).tiny
+            base_acc = self.accumulator_base
+            acc = np.concatenate([p[2] if len(p[2]) == len(p[0]) else base_acc.reshape(-1, 2)[p[0]] for p in parts])
+        return merge_changes(indices, values, acc, self.base, base_acc)
+
+    def apply(self, refs: list) -> None:
+        """Step 3 of a sync: write the merged ranges (``refs``: their objects) into the weights and the base."""
+        import ray
+
+        for indices, values, acc in ray.get(refs):
+            if len(acc) and self.network.accumulators is None:
+                self.network.start_accumulators()
+            acc_now, acc_base = self._accumulators()
+            apply_changes(indices, values, acc, self.network.weights, self.base, acc_now, acc_base)
+        self.learner.sync()
+
+    def rng_states(self) -> np.ndarray:
+        """The random states of the worker's threads (for a snapshot)."""
+        return np.array(self.learner.rng_states)
+
+    def restart_pools(self) -> list[dict]:
+        """The boards kept for restarts, per thread (for a snapshot)."""
+        return self.learner.restart_pools()
+
+    def set_restart_pools(self, pools: list[dict]) -> None:
+        """Take back kept boards (a resumed run)."""
+        self.learner.set_restart_pools(pools)
+
+
+class RayLearner:
+    """A :class:`~td2048.learn.Learner` whose episodes are played by ``workers`` Ray actors.
+
+    The driver's network always holds the weights of the last sync. This process must be connected
+    to Ray (:func:`td2048.distributed.cluster.connect_ray`).
+
+    Parameters
+    ----------
+    network : Network
+        The run's network; it receives every sync's merged weights.
+    workers : int
+        Worker actors, each a process with ``threads`` threads.
+    threads : int
+        Threads per worker.
+    seed : int or None
+        Seed of the workers' random states (worker k's threads take the states that threads
+        k * threads ... of one process with workers x threads threads would).
+    rng_states : numpy.ndarray or None
+        ``uint64[workers * threads, 4]``: random states to go on from (a resumed run), instead of ``seed``.
+    sync_seconds : float
+        Seconds of learning between syncs.
+    merge_seconds : float
+        TD on a worker's threads: seconds between merges of their copies.
+    memory_limit : int
+        The most bytes of weights per worker.
+    resources : dict or None
+        What each worker needs besides its CPUs (e.g. a custom resource that only some nodes have).
+
+    Raises
+    ------
+    TD2048Error
+        When workers or threads is below 1, or a worker cannot be started.
+    """
+
+    def __init__(self, network: Network, workers: int, threads: int = 1, seed: int | None = None,
+                 rng_states: np.ndarray | None = None, sync_seconds: float = DEFAULT_SYNC_SECONDS,
+                 merge_seconds: float = 0.25, memory_limit: int = DEFAULT_MEMORY_LIMIT, resources: dict | None = None):
+        if workers < 1 or threads < 1:
+            raise TD2048Error(f"--workers and --threads must be at least 1, not {workers} and {threads}")
+        self.ray = import_ray()
+        self.network = network
+        self.workers = workers
+        self.threads = threads
+        self.sync_seconds = sync_seconds
+        self._spec = WorkerSpec(network.spec, network.game, network.cell_bits, network.method, threads,
+                                merge_seconds, memory_limit)
+        self._seed = seed
+        if rng_states is None:
+            rng_states = thread_rng_states(seed, workers * threads)
+        self._start_states = np.asarray(rng_states, np.uint64).reshape(workers, threads, 4)
+        self._bounds = np.linspace(0, network.weights.size, workers + 1).astype(np.int64)
+        self._actor_class = self.ray.remote(TrainWorker).options(
+            num_cpus=threads, max_restarts=0, scheduling_strategy="SPREAD",
+            resources=resources or {}, runtime_env={"env_vars": forwarded_env()})
+        self._weights_ref = None  # the driver's weights in the object store, put once per change
+        self._replaced = 0  # workers started again (each with fresh random states)
+        self._failures = 0  # workers lost since the last sync
+        self._learned_since_sync = False
+        self._last_sync = time.monotonic()
+        self.sync_log: list[dict] = []  # per sync: seconds, changed weights per worker, merged weights
+        self.actors = [self._start(k, self._start_states[k]) for k in range(workers)]
+        self.pids: list[int] = [0] * workers
+        self.nodes: list[str] = [""] * workers
+        for k, (pid, node) in enumerate(self._started([actor.ready.remote() for actor in self.actors])):
+            self.pids[k], self.nodes[k] = pid, node
+
+    # ------------------------------------------------------------ workers
+
+    def _started(self, refs: list) -> list:
+        """Wait for newly started workers; a cluster without room for them is an error, not a wait forever."""
+        try:
+            return self.ray.get(refs, timeout=START_SECONDS)
+        except self.ray.exceptions.GetTimeoutError:
+            free = self.ray.available_resources().get("CPU", 0)
+            raise TD2048Error(f"{len(refs)} Ray worker(s) of {self.threads} CPU(s) each did not start in "
+                              f"{START_SECONDS} s (the cluster has {free:g} CPU(s) free): ask for fewer "
+                              "--workers or --threads") from None
+
+    def _start(self, k: int, states: np.ndarray):
+        if self._weights_ref is None:
+            self._weights_ref = (self.ray.put(self.network.weights),
+                                 None if self.network.accumulators is None else self.ray.put(self.network.accumulators))
+        weights, acc = self._weights_ref
+        return self._actor_class.remote(self._spec, weights, acc, states)
+
+    def _replace(self, k: int) -> None:
+        """Start worker k again from the driver's weights (those of the last sync), with fresh random states."""
+        self._failures += 1
+        if self._failures > MAX_FAILURES:
+            raise TD2048Error(f"{self._failures} Ray workers died with no sync between: giving up (the last "
+                              "snapshot is whole: --resume goes on from it)")
+        try:
+            self.ray.kill(self.actors[k])
+        except Exception:  # noqa: BLE001 - it is dead already
+            pass
+        self._replaced += 1
+        sys.stderr.write(f"td2048 train: warning: Ray worker {k} (process {self.pids[k]}) died; started again "
+                         "from the weights of the last sync\n")
+        seed = np.random.SeedSequence([self._seed or 0, 1 + k, self._replaced])
+        self.actors[k] = self._start(k, thread_rng_states(seed, self.threads))
+        self.pids[k], self.nodes[k] = self._started([self.actors[k].ready.remote()])[0]
+
+    def _get(self, ref):
+        """``ray.get``, with a worker's own error (a bug, a TD2048Error) raised here in one line."""
+        try:
+            return self.ray.get(ref)
+        except self.ray.exceptions.RayTaskError as e:
+            cause = e.cause if isinstance(e.cause, TD2048Error) else None
+            if cause is not None:
+                raise TD2048Error(str(cause)) from None
+            raise
+
+    def _call_all(self, method: str, *args) -> list:
+        """Call a method on every worker; a worker that died is started again and called once more."""
+        results = []
+        for k in range(self.workers):
+            while True:
+                try:
+                    results.append(self._get(getattr(self.actors[k], method).remote(*args)))
+                    break
+                except self.ray.exceptions.RayActorError:
+                    self._replace(k)
+        return results
+
+    def close(self) -> None:
+        """Stop the workers."""
+        for actor in self.actors:
+            try:
+                self.ray.kill(actor)
+            except Exception:  # noqa: BLE001 - gone already
+                pass
+
+    # ------------------------------------------------------------ learning
+
+    @property
+    def rng_states(self) -> np.ndarray:
+        """The workers' threads' random states, ``uint64[workers * threads, 4]``, worker by worker."""
+        return np.concatenate(self._call_all("rng_states"))
+
+    def restart_pools(self) -> list[dict]:
+        """The boards kept for restarts, per thread, worker by worker."""
+        return [pool for pools in self._call_all("restart_pools") for pool in pools]
+
+    def set_restart_pools(self, pools: list[dict]) -> None:
+        """Take back the boards of :meth:`restart_pools`: each worker its threads' rings (saved with another
+        number of workers or threads: the rings dealt out among the workers, each dealing its share to its
+        threads).
+
+        Parameters
+        ----------
+        pools : list of dict
+            Per thread, as :meth:`restart_pools` gives them.
+        """
+        if not pools:
+            return
+        shares = [pools[k::self.workers] for k in range(self.workers)] \
+            if len(pools) != self.workers * self.threads \
+            else [pools[k * self.threads:(k + 1) * self.threads] for k in range(self.workers)]
+        for k, share in enumerate(shares):
+            self._get(self.actors[k].set_restart_pools.remote(share))
+
+    def merge(self) -> None:
+        """Sync the workers now, if they learned since the last sync (before the driver's weights are saved)."""
+        if self._learned_since_sync:
+            self._exchange()
+
+    def run(self, episodes: int, mode: str = "backward", alpha: float = 0.1, lam: float = 0.0, nstep: int = 0,
+            explore: str = "none", first_episode: int = 0, tc: bool = False, promote: bool = True,
+            restarts: float = 0.0, restart_code: int = 0) -> EpisodeBlock:
+        """Learn from ``episodes`` episodes on the workers, syncing them every ``sync_seconds``.
+
+        Parameters
+        ----------
+        episodes : int
+            Episodes to play.
+        mode, alpha, lam, nstep, explore, first_episode, tc, promote, restarts, restart_code
+            As :meth:`td2048.learn.Learner.run` takes them (``first_episode``: the block's first
+            episode; each piece's schedule counts from its own first episode).
+
+        Returns
+        -------
+        EpisodeBlock
+            Every episode's results, in the block's order.
+        """
+        options = {"mode": mode, "alpha": alpha, "lam": lam, "nstep": nstep, "explore": explore, "tc": tc,
+                   "promote": promote, "restarts": restarts, "restart_code": restart_code}
+        scores = np.zeros(episodes, np.int64)
+        max_codes = np.zeros(episodes, np.int64)
+        moves = np.zeros(episodes, np.int64)
+        restarted = np.zeros(episodes, np.uint8)
+        start = time.perf_counter()
+        syncs = len(self.sync_log)
+        todo = [(0, episodes)]  # ranges of episodes not yet handed out (a dead worker's piece comes back here)
+        rate = [float(self.threads)] * self.workers  # episodes per second per worker, measured as they play
+        idle = list(range(self.workers))
+        pending: dict = {}  # ref -> (worker, lo, hi, sent)
+        target = min(PIECE_SECONDS, self.sync_seconds / 4)
+        while todo or pending:
+            due = time.monotonic() - self._last_sync >= self.sync_seconds
+            while todo and idle and not due:
+                k = idle.pop(0)
+                lo, hi = todo.pop(0)
+                left = hi - lo + sum(b - a for a, b in todo)
+                size = max(1, min(hi - lo, int(rate[k] * target), left // (2 * self.workers) or 1))
+                if lo + size < hi:
+                    todo.insert(0, (lo + size, hi))
+                piece = {**options, "first_episode": first_episode + lo}
+                ref = self.actors[k].learn.remote(size, piece)
+                pending[ref] = (k, lo, lo + size, time.perf_counter())
+            if not pending:  # a sync is due and every worker is idle
+                self._exchange()
+                continue
+            wait = max(0.0, self.sync_seconds - (time.monotonic() - self._last_sync)) if not due else None
+            ready, _ = self.ray.wait(list(pending), num_returns=1, timeout=wait)
+            for ref in ready:
+                k, lo, hi, sent = pending.pop(ref)
+                try:
+                    s, c, m, r, seconds = self._get(ref)
+                except self.ray.exceptions.RayActorError:
+                    self._replace(k)
+                    todo.insert(0, (lo, hi))
+                    idle.append(k)
+                    continue
+                scores[lo:hi], max_codes[lo:hi], moves[lo:hi], restarted[lo:hi] = s, c, m, r
+                rate[k] = (hi - lo) / max(seconds, 1e-3)
+                self._learned_since_sync = True
+                idle.append(k)
+        done = self.sync_log[syncs:]
+        info = {"workers": self.workers, "syncs": len(done),
+                "sync_s": round(sum(d["seconds"] for d in done), 4),
+                "sync_bytes": sum(d["bytes"] for d in done)}
+        return EpisodeBlock(scores, max_codes, moves, time.perf_counter() - start, restarted, info)
+
+    def _exchange(self) -> None:
+        """Sync: every worker's changes merged by index range on the workers, then written everywhere."""
+        ray = self.ray
+        start = time.perf_counter()
+        while True:
+            try:
+                listed = [self._get(actor.changes.remote(self._bounds)) for actor in self.actors]
+                changed = [count for _, count in listed]
+                merged = [self.actors[j].merge.remote([listed[k][0][j] for k in range(self.workers)])
+                          for j in range(self.workers)]
+                parts = [self._get(ref) for ref in merged]  # the driver's copy: its weights are the next base
+                break
+            except (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError) as error:
+                dead = self._dead_workers()
+                if not dead:
+                    raise TD2048Error(f"a sync of the Ray workers failed: {str(error).splitlines()[0]}") from None
+                for k in dead:
+                    self._replace(k)
+        for indices, values, acc in parts:
+            if len(acc) and self.network.accumulators is None:
+                self.network.start_accumulators()
+            acc_now = self.network.accumulators if self.network.accumulators is not None else NO_ACCUMULATORS
+            apply_changes(indices, values, acc, self.network.weights, NO_ACCUMULATORS, acc_now, NO_ACCUMULATORS)
+        self._weights_ref = None  # a worker started from now on starts from these weights
+        applied = [actor.apply.remote(merged) for actor in self.actors]
+        for k, ref in enumerate(applied):
+            try:
+                self._get(ref)
+            except ray.exceptions.RayActorError:  # started again from the driver's weights, which have it all
+                self._replace(k)
+        merged_count = sum(len(p[0]) for p in parts)
+        per_change = (4 if self.network.weights.size < 2**32 else 8) + 4 + (8 if any(len(p[2]) for p in parts) else 0)
+        # what crossed processes: each worker's changes of the others' ranges to them, each merged range to
+        # the other workers and to the driver (the bytes of the ranges a worker keeps stay in its own store)
+        moved = sum(changed) * (self.workers - 1) // self.workers + merged_count * self.workers
+        self.sync_log.append({"seconds": time.perf_counter() - start, "changed": changed, "merged": merged_count,
+                              "bytes": moved * per_change})
+        self._learned_since_sync = False
+        self._failures = 0
+        self._last_sync = time.monotonic()
+
+    def _dead_workers(self) -> list[int]:
+        """The workers that do not answer."""
+        dead = []
+        for k, actor in enumerate(self.actors):
+            try:
+                self.ray.get(actor.ready.remote(), timeout=60)
+            except self.ray.exceptions.RayError:
+                dead.append(k)
+            except Exception:  # noqa: BLE001 - a timeout: as good as dead
+                dead.append(k)
+        return dead
+
+
+def ray_learner(network: Network, settings, seed: int | None, states: np.ndarray | None) -> RayLearner:
+    """A run's learner on ``settings.workers`` Ray workers (a :data:`td2048.run.LearnerFactory`).
+
+    Parameters
+    ----------
+    network : Network
+        The run's network.
+    settings : TrainSettings
+        The run's settings (workers, threads, sync and merge intervals, memory limit).
+    seed : int or None
+        Seed of the workers' random states, when ``states`` is None.
+    states : numpy.ndarray or None
+        ``uint64[workers * threads, 4]``: random states to go on from.
+
+    Returns
+    -------
+    RayLearner
+        The learner, its workers started.
+    """
+    return RayLearner(network, settings.workers, settings.threads, seed=seed, rng_states=states,
+                      sync_seconds=settings.sync_every, merge_seconds=settings.merge_every,
+                      memory_limit=settings.memory_limit)
+
+
+__all__ = ["RayLearner", "ray_learner", "TrainWorker", "WorkerSpec"]

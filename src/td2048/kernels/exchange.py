@@ -1,0 +1,126 @@
+"""Exchanging what workers learned: sparse changes since the last sync, merged by the threads' rule.
+
+Workers of one run (td2048.distributed.ray_train) all hold the same ``base``: the weights as they
+were at the last sync. Between syncs each learns on its own weights; at a sync each lists the
+weights it changed, as (index, new value) pairs sorted by index, cut into one segment per worker
+by index range. The worker that owns a range gathers every worker's segment of it and merges them
+against the base with :func:`merge_changes`, the rule of the threads' copies
+(td2048.kernels.merge): a weight that every worker that changed it moved the same way takes the
+largest of their moves, exactly that worker's value; one moved both ways takes the base plus the
+sum of the moves. Temporal coherence's accumulators (error and absolute error per weight) are
+sums of evidence: each merged accumulator is the base plus the sum of the workers' additions.
+Every worker (and the driver) then writes the merged values into its weights and its base with
+:func:`apply_changes`, and all hold the same weights again.
+
+Values, not differences, travel: a weight that one worker changed is merged to exactly its value,
+with no float rounding, as a chunk with one writer is in the threads' merge.
+"""
+
+import numpy as np
+
+from td2048.config import njit
+
+
+@njit
+def changed_indices(weights, base, accumulators, accumulator_base):
+    """Indices (ascending, ``int64``) of the weights whose value, or either accumulator, differs from the base.
+
+    ``accumulators`` and ``accumulator_base`` are ``float32[2 n]`` (TC) or empty arrays (no TC)."""
+    n = weights.shape[0]
+    tc = accumulators.shape[0] == 2 * n
+    count = 0
+    for i in range(n):
+        if weights[i] != base[i] or (tc and (accumulators[2 * i] != accumulator_base[2 * i]
+                                             or accumulators[2 * i + 1] != accumulator_base[2 * i + 1])):
+            count += 1
+    out = np.empty(count, np.int64)
+    k = 0
+    for i in range(n):
+        if weights[i] != base[i] or (tc and (accumulators[2 * i] != accumulator_base[2 * i]
+                                             or accumulators[2 * i + 1] != accumulator_base[2 * i + 1])):
+            out[k] = i
+            k += 1
+    return out
+
+
+@njit
+def gather_changes(indices, weights, accumulators):
+    """The values at ``indices``: ``(float32[m] weights, float32[m, 2] accumulators or [0, 2])``."""
+    m = indices.shape[0]
+    values = np.empty(m, np.float32)
+    tc = accumulators.shape[0] == 2 * weights.shape[0]
+    acc = np.empty((m if tc else 0, 2), np.float32)
+    for k in range(m):
+        i = indices[k]
+        values[k] = weights[i]
+        if tc:
+            acc[k, 0] = accumulators[2 * i]
+            acc[k, 1] = accumulators[2 * i + 1]
+    return values, acc
+
+
+@njit
+def merge_changes(indices, values, acc, base, accumulator_base):
+    """Merge the changes of several workers, concatenated, against the base.
+
+    ``indices`` may repeat (one entry per worker that changed the weight); they need not be sorted.
+    Returns ``(int64[u] indices ascending, float32[u] merged weights, float32[u, 2] merged accumulators
+    or [0, 2])``, one entry per distinct index."""
+    order = np.argsort(indices, kind="mergesort")
+    m = indices.shape[0]
+    tc = acc.shape[0] == m and m > 0
+    distinct = 0
+    for k in range(m):
+        if k == 0 or indices[order[k]] != indices[order[k - 1]]:
+            distinct += 1
+    out_indices = np.empty(distinct, np.int64)
+    out_values = np.empty(distinct, np.float32)
+    out_acc = np.empty((distinct if tc else 0, 2), np.float32)
+    k = 0
+    u = 0
+    while k < m:
+        i = indices[order[k]]
+        b = base[i]
+        highest = b
+        lowest = b
+        total = np.float32(0.0)
+        error = np.float32(0.0)
+        absolute = np.float32(0.0)
+        while k < m and indices[order[k]] == i:
+            v = values[order[k]]
+            total += v - b
+            highest = max(highest, v)
+            lowest = min(lowest, v)
+            if tc:
+                error += acc[order[k], 0] - accumulator_base[2 * i]
+                absolute += acc[order[k], 1] - accumulator_base[2 * i + 1]
+            k += 1
+        out_indices[u] = i
+        if lowest == b:  # the rule of td2048.kernels.merge._merged_value
+            out_values[u] = highest
+        elif highest == b:
+            out_values[u] = lowest
+        else:
+            out_values[u] = b + total
+        if tc:
+            out_acc[u, 0] = accumulator_base[2 * i] + error
+            out_acc[u, 1] = accumulator_base[2 * i + 1] + absolute
+        u += 1
+    return out_indices, out_values, out_acc
+
+
+@njit
+def apply_changes(indices, values, acc, weights, base, accumulators, accumulator_base):
+    """Write merged values into the weights and the base (and the accumulators, when both have them)."""
+    tc = acc.shape[0] == indices.shape[0] and accumulators.shape[0] == 2 * weights.shape[0]
+    for k in range(indices.shape[0]):
+        i = indices[k]
+        weights[i] = values[k]
+        if base.shape[0] == weights.shape[0]:
+            base[i] = values[k]
+        if tc:
+            accumulators[2 * i] = acc[k, 0]
+            accumulators[2 * i + 1] = acc[k, 1]
+            if accumulator_base.shape[0] == accumulators.shape[0]:
+                accumulator_base[2 * i] = acc[k, 0]
+                accumulator_base[2 * i + 1] = acc[k, 1]

@@ -1,0 +1,181 @@
+"""Training on Ray workers (``td2048 train --ray``): the sync's merge is the threads' merge (property tests), and
+real runs of the command on a real two-node Ray cluster on this machine (one CPU a node, so the two workers run on
+two nodes): a run, a worker killed from outside in the middle, the driver killed and the run resumed, TC."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from commands import assert_one_line_error, td2048
+from hypothesis import given
+from hypothesis import strategies as st
+
+from td2048.io.model import load_model
+from td2048.kernels.exchange import apply_changes, changed_indices, gather_changes, merge_changes
+from td2048.kernels.merge import dirty_size, merge_regions
+
+EMPTY = np.zeros(0, np.float32)
+
+
+def exchanged(base, copies, acc_base=None, accs=None):
+    """What a sync makes of the workers' weights: each worker's changes, merged, applied to the base."""
+    parts = []
+    for k, weights in enumerate(copies):
+        acc = EMPTY if accs is None else accs[k]
+        indices = changed_indices(weights, base, acc, EMPTY if acc_base is None else acc_base)
+        parts.append((indices, *gather_changes(indices, weights, acc)))
+    indices = np.concatenate([p[0] for p in parts])
+    merged = merge_changes(indices, np.concatenate([p[1] for p in parts]), np.concatenate([p[2] for p in parts]),
+                           base, EMPTY if acc_base is None else acc_base)
+    weights, new_base = base.copy(), base.copy()
+    acc_now = EMPTY if acc_base is None else acc_base.copy()
+    apply_changes(*merged, weights, new_base, acc_now, EMPTY)
+    assert np.array_equal(weights, new_base)
+    return weights, acc_now
+
+
+weights_values = st.sampled_from([0.0, 0.5, -0.5, 1.25, -2.0, 3.0])
+
+
+@given(st.integers(1, 4), st.integers(0, 2**32 - 1), st.floats(0.0, 1.0))
+def test_a_sync_merges_as_the_threads_copies_are_merged(workers, seed, changed_share):
+    """The same rule, weight by weight, as merge_regions on the threads' copies (all chunks marked)."""
+    rng = np.random.default_rng(seed)
+    n = 700
+    base = rng.choice([0.0, 1.0, -1.0], n).astype(np.float32)
+    copies = np.repeat(base[None], workers, axis=0)
+    for k in range(workers):
+        changed = rng.random(n) < changed_share
+        copies[k, changed] += rng.choice([0.5, -0.5, 0.25, -1.5], changed.sum()).astype(np.float32)
+    ours, _ = exchanged(base, list(copies))
+    threads_base, threads_copies = base.copy(), copies.copy()
+    dirty = np.full((workers, dirty_size(n)), 255, np.uint8)
+    merge_regions(threads_base, threads_copies, dirty, 0, dirty.shape[1])
+    assert np.array_equal(ours, threads_base)
+
+
+def test_one_workers_change_is_taken_exactly_and_accumulators_add_up():
+    base = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
+    a = base.copy()
+    a[0] = 1.1  # float rounding would show in base + (a - base)
+    b = base.copy()
+    b[2], b[3] = 3.5, 3.5
+    a[3] = 4.25  # moved up by one, down by the other: base + sum of moves
+    acc_base = np.full(8, 1.0, np.float32)
+    acc_a, acc_b = acc_base.copy(), acc_base.copy()
+    acc_a[0:2] = [3.0, 4.0]  # weight 0: error 2 and |error| 3 accumulated by a
+    acc_b[0:2] = [0.0, 2.0]  # ... and -1, 1 by b (without changing the weight)
+    weights, acc = exchanged(base, [a, b], acc_base, [acc_a, acc_b])
+    assert weights[0] == np.float32(1.1) and weights[1] == 2.0 and weights[2] == 3.5
+    assert weights[3] == np.float32(4.0 + 0.25 - 0.5)
+    assert list(acc[:2]) == [2.0, 5.0] and list(acc[2:]) == [1.0] * 6
+
+
+def test_workers_and_sync_every_need_ray():
+    assert_one_line_error(td2048("train", "--workers", 2, "--network", "2x4"), "--ray")
+    assert_one_line_error(td2048("train", "--sync-every", 0, "--ray", "--network", "2x4"), "positive")
+
+
+# ------------------------------------------------------------------------- on a two-node cluster
+
+ray = pytest.importorskip("ray")
+psutil = pytest.importorskip("psutil")
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """Two Ray nodes on this machine with one CPU each: two workers of one CPU land on two nodes. This process
+    does not connect (the commands do)."""
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    try:
+        cluster.add_node(num_cpus=1)
+        cluster.wait_for_nodes()
+        yield cluster
+    finally:
+        cluster.shutdown()
+
+
+def train_workers() -> list:
+    """The Ray worker processes that hold a TrainWorker now (descendants of this process: the cluster's nodes
+    are its children)."""
+    found = []
+    for proc in psutil.Process().children(recursive=True):
+        try:
+            if proc.cmdline()[:1] and proc.cmdline()[0].startswith("ray::TrainWorker"):
+                found.append(proc)
+        except psutil.Error:
+            continue
+    return found
+
+
+def logged(run) -> list[dict]:
+    path = run / "log.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def start_train(cli_env, *args):
+    return subprocess.Popen([sys.executable, "-m", "td2048.cli", "train", *map(str, args)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=cli_env, stdin=subprocess.DEVNULL)
+
+
+def wait_for(condition, proc, what):
+    deadline = time.monotonic() + 300  # progress, not speed: only a hung run takes this long
+    while not condition():
+        assert proc.poll() is None, (what, proc.communicate())
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+RUN = ("--network", "2x4", "--block", 1000, "--sync-every", 0.3, "--seed", 5)
+
+
+def test_a_run_on_two_nodes_whose_worker_is_killed_goes_on_and_learns(tmp_path, cli_env, cluster):
+    """Two workers on two nodes; once a block is logged one is SIGKILLed from outside, as a crash or the OOM
+    killer would: the run goes on with a new worker, logs every block once, syncs, and learns."""
+    run = tmp_path / "run"
+    proc = start_train(cli_env, *RUN, "--episodes", 24_000, "--ray", cluster.address, "--workers", 2, "--out", run)
+    wait_for(lambda: len(logged(run)) >= 2 and len(train_workers()) == 2, proc, "two blocks and two workers")
+    victim = train_workers()[0]
+    victim.send_signal(signal.SIGKILL)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    header = out.splitlines()[0]
+    assert "2 Ray worker(s) of 1 thread(s) on 2 node(s), synced every 0.3 s" in header, header
+    assert "died; started again from the weights of the last sync" in err and "Traceback" not in err
+    blocks = logged(run)
+    assert [b["episodes"] for b in blocks] == list(range(1000, 24_001, 1000))
+    assert all(b["games"] == 1000 and b["workers"] == 2 for b in blocks)
+    assert sum(b["syncs"] for b in blocks) >= 3 and all(b["sync_bytes"] >= 0 for b in blocks)
+    assert blocks[-1]["avg"] > 2 * blocks[0]["avg"]  # the merged weights learned
+    network, header = load_model(run / "model.td2048")
+    assert header["training"]["workers"] == 2 and np.count_nonzero(network.weights) > 1000
+
+
+def test_a_killed_driver_resumes_with_tc_from_its_last_snapshot(tmp_path, cli_env, cluster):
+    """TC on two workers (the accumulators travel and merge); the driver SIGKILLed after a snapshot; resumed
+    with --ray: every block once in the log, the accumulators in the model, the workers of the killed driver gone."""
+    run = tmp_path / "tc"
+    args = (*RUN, "--tc", "--update", "forward", "--episodes", 12_000, "--snapshot-every", 2000)
+    proc = start_train(cli_env, *args, "--ray", cluster.address, "--workers", 2, "--out", run)
+    wait_for(lambda: (run / "snapshot.td2048").exists() and len(logged(run)) >= 3, proc, "a snapshot")
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(60)
+    snapshot, header = load_model(run / "snapshot.td2048")
+    saved = header["state"]["episodes"]
+    assert snapshot.accumulators is not None and header["state"]["workers"] == 2 and saved < 12_000
+    assert len(header["state"]["rng_states"]) == 2
+    r = td2048("train", "--resume", run, "--ray", cluster.address, "--workers", 2, env=cli_env)
+    assert r.returncode == 0, r.stderr
+    assert f"resuming at episode {saved}" in r.stdout.splitlines()[0]
+    blocks = logged(run)
+    assert [b["episodes"] for b in blocks] == list(range(1000, 12_001, 1000)) and all(b["tc"] for b in blocks)
+    network, _ = load_model(run / "model.td2048")
+    assert network.accumulators is not None
+    assert len(train_workers()) == 0  # the killed driver's workers went with it; the new ones ended with the run
