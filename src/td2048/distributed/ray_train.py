@@ -47,8 +47,10 @@ from td2048.learn import EpisodeBlock, Learner
 from td2048.network import Network, aligned_zeros
 from td2048.rng import thread_rng_states
 from td2048.spec import NetworkSpec
+from td2048.threads import run_threads
 
 PIECE_SECONDS = 1.0  # a piece of a block is sized to take about this long (at most a quarter of --sync-every)
+PIECES_AHEAD = 2  # pieces sent to a worker at once: it starts the next as it ends one, without waiting for the driver
 START_SECONDS = 300  # a worker not started by then: the cluster has no room for it
 MAX_FAILURES = 5  # workers lost in a row (with no sync between) before the run gives up
 NO_ACCUMULATORS = np.zeros(0, np.float32)
@@ -143,6 +145,23 @@ class TrainWorker:
             self.accumulator_base[:] = np.finfo(np.float32).tiny  # where every worker's accumulators start
         return acc, self.accumulator_base
 
+    def _changed_indices(self, acc: np.ndarray, acc_base: np.ndarray) -> np.ndarray:
+        """:func:`changed_indices`, each of the worker's threads over a range of the weights."""
+        threads = self.learner.threads
+        if threads == 1:
+            return changed_indices(self.network.weights, self.base, acc, acc_base)
+        cuts = np.linspace(0, self.base.size, threads + 1).astype(np.int64)
+        found = [None] * threads
+
+        def scan(t):
+            lo, hi = cuts[t], cuts[t + 1]
+            tc = len(acc) > 0
+            found[t] = lo + changed_indices(self.network.weights[lo:hi], self.base[lo:hi],
+                                            acc[2 * lo:2 * hi] if tc else acc, acc_base[2 * lo:2 * hi] if tc else acc)
+
+        run_threads(threads, scan)
+        return np.concatenate(found).astype(np.uint32)
+
     def changes(self, bounds: np.ndarray) -> list:
         """Step 1 of a sync: the changes since the last sync, one object per index range of ``bounds``.
 
@@ -151,10 +170,8 @@ class TrainWorker:
 
         self.learner.merge()  # the threads' copies, into the network's weights
         acc, acc_base = self._accumulators()
-        indices = changed_indices(self.network.weights, self.base, acc, acc_base)
+        indices = self._changed_indices(acc, acc_base)
         values, acc_values = gather_changes(indices, self.network.weights, acc)
-        if self.base.size < 2**32:  # 4 bytes an index travel, not 8
-            indices = indices.astype(np.uint32)
         cuts = np.searchsorted(indices, bounds)
         refs = [ray.put((indices[a:b], values[a:b], acc_values[a:b] if len(acc_values) else acc_values))
                 for a, b in zip(cuts[:-1], cuts[1:])]
@@ -314,14 +331,16 @@ class RayLearner:
 
     def _call_all(self, method: str, *args) -> list:
         """Call a method on every worker; a worker that died is started again and called once more."""
+        refs = [getattr(actor, method).remote(*args) for actor in self.actors]  # all at once, then each answer
         results = []
         for k in range(self.workers):
             while True:
                 try:
-                    results.append(self._get(getattr(self.actors[k], method).remote(*args)))
+                    results.append(self._get(refs[k]))
                     break
                 except self.ray.exceptions.RayActorError:
                     self._replace(k)
+                    refs[k] = getattr(self.actors[k], method).remote(*args)
         return results
 
     def close(self) -> None:
@@ -394,43 +413,48 @@ class RayLearner:
         syncs = len(self.sync_log)
         todo = [(0, episodes)]  # ranges of episodes not yet handed out (a dead worker's piece comes back here)
         rate = [float(self.threads)] * self.workers  # episodes per second per worker, measured as they play
-        idle = list(range(self.workers))
-        pending: dict = {}  # ref -> (worker, lo, hi, sent)
+        in_flight = [0] * self.workers  # pieces sent to each worker and not yet back (up to PIECES_AHEAD)
+        pending: dict = {}  # ref -> (worker, its actor, lo, hi)
         target = min(PIECE_SECONDS, self.sync_seconds / 4)
         while todo or pending:
             due = time.monotonic() - self._last_sync >= self.sync_seconds
-            while todo and idle and not due:
-                k = idle.pop(0)
+            while todo and not due and min(in_flight) < PIECES_AHEAD:
+                k = in_flight.index(min(in_flight))
                 lo, hi = todo.pop(0)
                 left = hi - lo + sum(b - a for a, b in todo)
-                size = max(1, min(hi - lo, int(rate[k] * target), left // (2 * self.workers) or 1))
+                size = max(1, min(hi - lo, int(rate[k] * target), left // (2 * self.workers * PIECES_AHEAD) or 1))
                 if lo + size < hi:
                     todo.insert(0, (lo + size, hi))
                 piece = {**options, "first_episode": first_episode + lo}
-                ref = self.actors[k].learn.remote(size, piece)
-                pending[ref] = (k, lo, lo + size, time.perf_counter())
+                pending[self.actors[k].learn.remote(size, piece)] = (k, self.actors[k], lo, lo + size)
+                in_flight[k] += 1
             if not pending:  # a sync is due and every worker is idle
                 self._exchange()
                 continue
             wait = max(0.0, self.sync_seconds - (time.monotonic() - self._last_sync)) if not due else None
             ready, _ = self.ray.wait(list(pending), num_returns=1, timeout=wait)
             for ref in ready:
-                k, lo, hi, sent = pending.pop(ref)
+                k, actor, lo, hi = pending.pop(ref)
                 try:
                     s, c, m, r, seconds = self._get(ref)
                 except self.ray.exceptions.RayActorError:
-                    self._replace(k)
+                    if actor is self.actors[k]:  # not started again yet (for its other piece)
+                        self._replace(k)
+                        for other in [o for o, v in pending.items() if v[0] == k]:  # the dead actor's pieces
+                            _, _, a, b = pending.pop(other)
+                            todo.insert(0, (a, b))
+                        in_flight[k] = 0
                     todo.insert(0, (lo, hi))
-                    idle.append(k)
                     continue
+                in_flight[k] -= 1
                 scores[lo:hi], max_codes[lo:hi], moves[lo:hi], restarted[lo:hi] = s, c, m, r
                 rate[k] = (hi - lo) / max(seconds, 1e-3)
                 self._learned_since_sync = True
-                idle.append(k)
         done = self.sync_log[syncs:]
         info = {"workers": self.workers, "syncs": len(done),
                 "sync_s": round(sum(d["seconds"] for d in done), 4),
-                "sync_bytes": sum(d["bytes"] for d in done)}
+                "sync_bytes": sum(d["bytes"] for d in done), "sync_changed": sum(sum(d["changed"]) for d in done),
+                "sync_merged": sum(d["merged"] for d in done)}
         return EpisodeBlock(scores, max_codes, moves, time.perf_counter() - start, restarted, info)
 
     def _exchange(self) -> None:
@@ -439,7 +463,7 @@ class RayLearner:
         start = time.perf_counter()
         while True:
             try:
-                listed = [self._get(actor.changes.remote(self._bounds)) for actor in self.actors]
+                listed = [self._get(ref) for ref in [actor.changes.remote(self._bounds) for actor in self.actors]]
                 changed = [count for _, count in listed]
                 merged = [self.actors[j].merge.remote([listed[k][0][j] for k in range(self.workers)])
                           for j in range(self.workers)]
@@ -464,7 +488,7 @@ class RayLearner:
             except ray.exceptions.RayActorError:  # started again from the driver's weights, which have it all
                 self._replace(k)
         merged_count = sum(len(p[0]) for p in parts)
-        per_change = (4 if self.network.weights.size < 2**32 else 8) + 4 + (8 if any(len(p[2]) for p in parts) else 0)
+        per_change = 8 + (8 if any(len(p[2]) for p in parts) else 0)  # index and weight, TC's two accumulators
         # what crossed processes: each worker's changes of the others' ranges to them, each merged range to
         # the other workers and to the driver (the bytes of the ranges a worker keeps stay in its own store)
         moved = sum(changed) * (self.workers - 1) // self.workers + merged_count * self.workers

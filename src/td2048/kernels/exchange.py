@@ -21,26 +21,33 @@ import numpy as np
 from td2048.config import njit
 
 
+@njit(inline="always")
+def _changed(weights, base, accumulators, accumulator_base, tc, i):
+    if weights[i] != base[i]:
+        return True
+    return tc and (accumulators[2 * i] != accumulator_base[2 * i]
+                   or accumulators[2 * i + 1] != accumulator_base[2 * i + 1])
+
+
 @njit
 def changed_indices(weights, base, accumulators, accumulator_base):
-    """Indices (ascending, ``int64``) of the weights whose value, or either accumulator, differs from the base.
+    """Indices (ascending, ``uint32``) of the weights whose value, or either accumulator, differs from the base.
 
-    ``accumulators`` and ``accumulator_base`` are ``float32[2 n]`` (TC) or empty arrays (no TC)."""
+    ``accumulators`` and ``accumulator_base`` are ``float32[2 n]`` (TC) or empty arrays (no TC); n < 2**32.
+    One pass over the arrays (the list grows as it fills)."""
     n = weights.shape[0]
     tc = accumulators.shape[0] == 2 * n
+    out = np.empty(min(n, 1 << 20), np.uint32)
     count = 0
     for i in range(n):
-        if weights[i] != base[i] or (tc and (accumulators[2 * i] != accumulator_base[2 * i]
-                                             or accumulators[2 * i + 1] != accumulator_base[2 * i + 1])):
+        if _changed(weights, base, accumulators, accumulator_base, tc, i):
+            if count == out.shape[0]:
+                bigger = np.empty(min(n, 2 * count), np.uint32)
+                bigger[:count] = out
+                out = bigger
+            out[count] = i
             count += 1
-    out = np.empty(count, np.int64)
-    k = 0
-    for i in range(n):
-        if weights[i] != base[i] or (tc and (accumulators[2 * i] != accumulator_base[2 * i]
-                                             or accumulators[2 * i + 1] != accumulator_base[2 * i + 1])):
-            out[k] = i
-            k += 1
-    return out
+    return out[:count]
 
 
 @njit
@@ -59,21 +66,25 @@ def gather_changes(indices, weights, accumulators):
     return values, acc
 
 
-@njit
 def merge_changes(indices, values, acc, base, accumulator_base):
     """Merge the changes of several workers, concatenated, against the base.
 
-    ``indices`` may repeat (one entry per worker that changed the weight); they need not be sorted.
-    Returns ``(int64[u] indices ascending, float32[u] merged weights, float32[u, 2] merged accumulators
+    ``indices`` may repeat (one entry per worker that changed the weight); they need not be sorted
+    (the workers' lists, each ascending, one after another, sort fastest: NumPy's stable sort finds the runs).
+    Returns ``(uint32[u] indices ascending, float32[u] merged weights, float32[u, 2] merged accumulators
     or [0, 2])``, one entry per distinct index."""
-    order = np.argsort(indices, kind="mergesort")
+    return _merge_sorted(indices, values, acc, base, accumulator_base, np.argsort(indices, kind="stable"))
+
+
+@njit
+def _merge_sorted(indices, values, acc, base, accumulator_base, order):
     m = indices.shape[0]
     tc = acc.shape[0] == m and m > 0
     distinct = 0
     for k in range(m):
         if k == 0 or indices[order[k]] != indices[order[k - 1]]:
             distinct += 1
-    out_indices = np.empty(distinct, np.int64)
+    out_indices = np.empty(distinct, indices.dtype)
     out_values = np.empty(distinct, np.float32)
     out_acc = np.empty((distinct if tc else 0, 2), np.float32)
     k = 0

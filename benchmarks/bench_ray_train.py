@@ -1,0 +1,101 @@
+"""Training on Ray workers against training on threads, side by side, and what the workers' syncs cost.
+
+    python benchmarks/bench_ray_train.py                         # 4x6 TC, 30,000 episodes, 2 rounds
+    python benchmarks/bench_ray_train.py --network 8x6 --episodes 10000 --rounds 1 --no-threads
+
+Starts a Ray cluster of two nodes on this machine (one CPU each: two workers of one thread land on two
+nodes, and talk through the object store as nodes do), then runs, interleaved round by round, the same
+training twice: ``td2048 train --ray ADDRESS --workers 2`` and ``td2048 train --threads 2``. For each it prints
+episodes per second (episodes over the blocks' seconds), the average score of the blocks at equal episodes
+(the learning curve, every --every episodes), and for the Ray run what its syncs cost: syncs, seconds per sync,
+changed weights and bytes moved per sync, block by block (the log's ``syncs``, ``sync_s`` and ``sync_bytes``).
+Timings depend on the machine and the hour: only figures measured in one run mean anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+
+def train(out: Path, network: str, episodes: int, seed: int, extra: list[str]) -> list[dict]:
+    cmd = [sys.executable, "-m", "td2048.cli", "train", "--network", network, "--episodes", str(episodes),
+           "--seed", str(seed), "--out", str(out), "--quiet", "--snapshot-every", "1h", *extra]
+    subprocess.run(cmd, check=True, stdin=subprocess.DEVNULL)
+    return [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--network", default="4x6")
+    p.add_argument("--episodes", type=int, default=30_000)
+    p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--sync-every", type=float, default=5.0)
+    p.add_argument("--every", type=int, default=5000, help="episodes between points of the learning curve")
+    p.add_argument("--method", nargs="*", default=["--tc", "--update", "forward"],
+                   help="training options of both runs (default: --tc --update forward)")
+    p.add_argument("--no-threads", action="store_true", help="the Ray runs only (their sync costs)")
+    args = p.parse_args()
+
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    cluster.add_node(num_cpus=1)
+    cluster.wait_for_nodes()
+    ways = {"ray": ["--ray", cluster.address, "--workers", "2", "--sync-every", str(args.sync_every)]}
+    if not args.no_threads:
+        ways["threads"] = ["--threads", "2"]
+    logs: dict[str, list[list[dict]]] = {way: [] for way in ways}
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            for r in range(args.rounds):
+                order = list(ways) if r % 2 == 0 else list(reversed(ways))
+                for way in order:
+                    log = train(Path(tmp) / f"{way}-{r}", args.network, args.episodes, r, [*args.method, *ways[way]])
+                    logs[way].append(log)
+                    eps = args.episodes / sum(b["seconds"] for b in log)
+                    print(f"# round {r + 1} {way}: {eps:,.0f} episodes/s, last block avg {log[-1]['avg']:,.0f}",
+                          file=sys.stderr, flush=True)
+    finally:
+        cluster.shutdown()
+
+    print(f"# {args.network}, {' '.join(args.method)}, {args.episodes} episodes, {args.rounds} round(s), "
+          f"seeds 0..{args.rounds - 1}; Ray: 2 workers on 2 nodes of 1 CPU, sync every {args.sync_every:g} s")
+    print("| way | episodes/s | moves/s | " + " | ".join(f"avg at {e:,}" for e in
+                                                        range(args.every, args.episodes + 1, args.every)) + " |")
+    print("|---|---|---|" + "---|" * (args.episodes // args.every))
+    for way, runs in logs.items():
+        eps = statistics.median(args.episodes / sum(b["seconds"] for b in log) for log in runs)
+        mps = statistics.median(sum(b["moves"] for b in log) / sum(b["seconds"] for b in log) for log in runs)
+        points = []
+        for e in range(args.every, args.episodes + 1, args.every):
+            # the mean over rounds of the average of the blocks in (e - every, e]
+            per_run = [statistics.mean(b["avg"] for b in log if e - args.every < b["episodes"] <= e) for log in runs]
+            points.append(f"{statistics.mean(per_run):,.0f}")
+        print(f"| {way} | {eps:,.0f} | {mps / 1e6:.2f}M | " + " | ".join(points) + " |")
+
+    print("\n| Ray run, episodes | syncs | s per sync | weights changed per sync, per worker | merged weights "
+          "per sync | bytes moved per sync |")
+    print("|---|---|---|---|---|---|")
+    log = logs["ray"][0]
+    for e in range(args.every, args.episodes + 1, args.every):
+        blocks = [b for b in log if e - args.every < b["episodes"] <= e]
+        syncs = sum(b["syncs"] for b in blocks)
+        if not syncs:
+            print(f"| {e:,} | 0 | | | |")
+            continue
+        moved = sum(b["sync_bytes"] for b in blocks) / syncs
+        seconds = sum(b["sync_s"] for b in blocks) / syncs
+        changed = sum(b["sync_changed"] for b in blocks) / syncs / 2
+        merged = sum(b["sync_merged"] for b in blocks) / syncs
+        print(f"| {e:,} | {syncs} | {seconds:.3f} | {changed:,.0f} | {merged:,.0f} | {moved / 1e6:.1f} MB |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
