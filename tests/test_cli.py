@@ -119,6 +119,14 @@ def test_bench_json(cli_env):
     assert_one_line_error(td2048("bench", "--seconds", "0"), "positive")
 
 
+def test_bench_tc_on_threads(cli_env):
+    r = td2048("bench", "--network", "2x4", "--episodes", 40, "--tc", "--threads", 2, "--json", env=cli_env)
+    assert r.returncode == 0, r.stderr
+    result = json.loads(r.stdout)
+    assert result["tc"] is True and result["threads"] == 2 and result["episodes"] == 40
+    assert result["train_moves_per_s"] > 0 and result["nonzero_weights"] > 0
+
+
 def test_help_of_every_command():
     for command in ("train", "eval", "plot", "convert", "bench"):
         r = td2048(command, "--help")

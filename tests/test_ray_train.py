@@ -3,7 +3,6 @@ real runs of the command on a real two-node Ray cluster on this machine (one CPU
 two nodes): a run, a worker killed from outside in the middle, the driver killed and the run resumed, TC."""
 
 import json
-import os
 import signal
 import subprocess
 import sys

@@ -435,9 +435,12 @@ def train(settings: TrainSettings, network: Network | None = None,
     Raises
     ------
     TD2048Error
-        On settings that make no run.
+        On settings that make no run, or that ask for Ray workers.
     """
     settings.validate()
+    if settings.workers:
+        raise TD2048Error("train() learns in this process: for Ray workers use `td2048 train --ray` (or "
+                          "td2048.distributed.ray_train.RayLearner with td2048.learn.train_blocks)")
     if settings.seed is None:
         settings.seed = int(np.random.SeedSequence().entropy % (2**63))
     if network is None:
