@@ -14,6 +14,7 @@ from commands import assert_one_line_error, td2048
 from hypothesis import given
 from hypothesis import strategies as st
 
+from td2048.distributed.ray_train import merge_parts
 from td2048.io.model import load_model
 from td2048.kernels.exchange import apply_changes, changed_indices, gather_changes, merge_changes
 from td2048.kernels.merge import dirty_size, merge_regions
@@ -56,6 +57,22 @@ def test_a_sync_merges_as_the_threads_copies_are_merged(workers, seed, changed_s
     dirty = np.full((workers, dirty_size(n)), 255, np.uint8)
     merge_regions(threads_base, threads_copies, dirty, 0, dirty.shape[1])
     assert np.array_equal(ours, threads_base)
+
+
+@given(st.integers(2, 5), st.integers(0, 2**32 - 1))
+def test_the_threads_of_a_worker_merge_shares_of_its_range_to_the_same_result(threads, seed):
+    rng = np.random.default_rng(seed)
+    n = 300
+    base = rng.choice([0.0, 1.0], n).astype(np.float32)
+    acc_base = np.full(2 * n, 0.5, np.float32)
+    parts = []
+    for _ in range(3):
+        indices = np.flatnonzero(rng.random(n) < 0.3).astype(np.uint32)
+        acc = rng.random((len(indices), 2)).astype(np.float32)
+        parts.append((indices, rng.random(len(indices)).astype(np.float32), acc))
+    one = merge_parts(parts, base, acc_base, 1)
+    assert all(np.array_equal(a, b) for a, b in zip(one, merge_parts(parts, base, acc_base, threads)))
+    assert np.array_equal(one[0], np.unique(np.concatenate([p[0] for p in parts])))
 
 
 def test_one_workers_change_is_taken_exactly_and_accumulators_add_up():

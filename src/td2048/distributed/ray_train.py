@@ -96,6 +96,44 @@ def _own_copy(array: np.ndarray | None) -> np.ndarray | None:
     return copy
 
 
+def merge_parts(parts: list[tuple], base: np.ndarray, accumulator_base: np.ndarray, threads: int = 1) -> tuple:
+    """Merge the workers' changes of one index range, each thread a share of it.
+
+    Parameters
+    ----------
+    parts : list of tuple
+        Per worker ``(indices ascending, values, accumulators or [0, 2])``, as
+        :func:`td2048.kernels.exchange.gather_changes` makes them.
+    base : numpy.ndarray
+        The weights of the last sync.
+    accumulator_base : numpy.ndarray
+        TC's accumulators of the last sync, or an empty array.
+    threads : int
+        Threads that merge at once.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(indices ascending, merged weights, merged accumulators or [0, 2])``, one entry per distinct index.
+    """
+    tc = any(len(p[2]) for p in parts)
+    lo = min((int(p[0][0]) for p in parts if len(p[0])), default=0)
+    hi = max((int(p[0][-1]) + 1 for p in parts if len(p[0])), default=0)
+    cuts = np.linspace(lo, hi, threads + 1).astype(np.int64)  # every part is sorted: cut by index
+    merged = [None] * threads
+
+    def merge_share(t):
+        pieces = []
+        for indices, values, acc in parts:
+            a, b = np.searchsorted(indices, cuts[t:t + 2])
+            pieces.append((indices[a:b], values[a:b], acc[a:b] if tc else np.zeros((0, 2), np.float32)))
+        merged[t] = merge_changes(*(np.concatenate([piece[i] for piece in pieces]) for i in range(3)), base,
+                                  accumulator_base)
+
+    run_threads(threads, merge_share)
+    return tuple(np.concatenate([m[i] for m in merged]) for i in range(3))
+
+
 class TrainWorker:
     """The body of a worker actor: a network, the base of the last sync, and a learner.
 
@@ -182,16 +220,15 @@ class TrainWorker:
         import ray
 
         parts = ray.get(refs)
-        indices = np.concatenate([p[0] for p in parts])
-        values = np.concatenate([p[1] for p in parts])
-        acc, base_acc = np.zeros((0, 2), np.float32), NO_ACCUMULATORS
-        if any(len(p[2]) for p in parts):  # TC: a worker that has not learned by TC yet changed none of them
+        base_acc = NO_ACCUMULATORS
+        tc = any(len(p[2]) for p in parts)
+        if tc:  # a worker that has not learned by TC yet sent no accumulators: its are those of the base
             if self.accumulator_base is None:
                 self.accumulator_base = aligned_zeros(2 * self.base.size)
                 self.accumulator_base[:] = np.finfo(np.float32).tiny
             base_acc = self.accumulator_base
-            acc = np.concatenate([p[2] if len(p[2]) == len(p[0]) else base_acc.reshape(-1, 2)[p[0]] for p in parts])
-        return merge_changes(indices, values, acc, self.base, base_acc)
+            parts = [p if len(p[2]) == len(p[0]) else (p[0], p[1], base_acc.reshape(-1, 2)[p[0]]) for p in parts]
+        return merge_parts(parts, self.base, base_acc, self.learner.threads)
 
     def apply(self, refs: list) -> None:
         """Step 3 of a sync: write the merged ranges (``refs``: their objects) into the weights and the base."""
@@ -535,4 +572,4 @@ def ray_learner(network: Network, settings, seed: int | None, states: np.ndarray
                       memory_limit=settings.memory_limit)
 
 
-__all__ = ["RayLearner", "ray_learner", "TrainWorker", "WorkerSpec"]
+__all__ = ["RayLearner", "merge_parts", "ray_learner", "TrainWorker", "WorkerSpec"]
