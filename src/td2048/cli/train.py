@@ -62,6 +62,11 @@ reproducible. TD learns on a copy of the weights per thread, merged into the net
 quarter second (--merge-every; a little less is learned per episode); temporal coherence
 learns on the network's own weights and accumulators, written by every thread without locks.
 N may exceed the cores.
+
+With --ray [ADDRESS] --workers K, one run spreads over the nodes of a Ray cluster: each worker
+learns on --threads threads of its own, and every --sync-every seconds the workers merge what they
+changed (by the threads' rule, on the workers themselves) and all go on from the merged weights.
+This process logs the blocks and writes the snapshots and the model; --resume works as above.
 """
 
 
