@@ -92,9 +92,13 @@ def test_one_workers_change_is_taken_exactly_and_accumulators_add_up():
     assert list(acc[:2]) == [2.0, 5.0] and list(acc[2:]) == [1.0] * 6
 
 
-def test_workers_and_sync_every_need_ray():
+def test_workers_and_sync_every_need_ray_and_a_cluster_that_answers(tmp_path):
     assert_one_line_error(td2048("train", "--workers", 2, "--network", "2x4"), "--ray")
     assert_one_line_error(td2048("train", "--sync-every", 0, "--ray", "--network", "2x4"), "positive")
+    pytest.importorskip("ray")
+    nobody = td2048("train", "--network", "2x4", "--ray", "127.0.0.1:1", "--out", tmp_path / "run", timeout=60)
+    assert_one_line_error(nobody, "cannot connect to Ray at 127.0.0.1:1")
+    assert not (tmp_path / "run").exists()
 
 
 # ------------------------------------------------------------------------- on a two-node cluster

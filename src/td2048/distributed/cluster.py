@@ -12,6 +12,7 @@ import os
 
 from td2048.errors import TD2048Error
 
+REACH_SECONDS = 5  # a cluster address that does not answer a TCP connection within this is an error
 RAY_MISSING = "--ray needs Ray, which is not installed: pip install 'td2048[ray]'"
 # environment variables that follow the driver to the workers (the kernel caches)
 FORWARDED_ENV = ("TD2048_CACHE_DIR", "NUMBA_CACHE_DIR", "XDG_CACHE_HOME")
@@ -73,6 +74,7 @@ def connect_ray(address: str | None = None, num_cpus: int | None = None) -> bool
     ray = import_ray()
     if ray.is_initialized():
         return False
+    _check_reachable(address)
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no usage-statistics notice
     os.environ.setdefault("RAY_DEDUP_LOGS", "0")
     options = {"address": address or "local", "logging_level": logging.ERROR, "log_to_driver": False,
@@ -85,6 +87,24 @@ def connect_ray(address: str | None = None, num_cpus: int | None = None) -> bool
         raise TD2048Error(f"cannot connect to Ray at {address or 'a new local instance'}: "
                           f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
     return True
+
+
+def _check_reachable(address: str | None) -> None:
+    """A ``host:port`` (or ``ray://host:port``) that nothing answers at is one line now, not minutes of Ray's
+    retries: a TCP connection is tried first, for a few seconds."""
+    import socket
+
+    if not address or address in ("auto", "local"):
+        return
+    hostport = address.split("://", 1)[-1]
+    host, _, port = hostport.rpartition(":")
+    if not host or not port.isdigit():
+        return  # Ray says what is wrong with it
+    try:
+        socket.create_connection((host, int(port)), timeout=REACH_SECONDS).close()
+    except OSError as e:
+        raise TD2048Error(f"cannot connect to Ray at {address}: {e.strerror or e} (is the cluster up? "
+                          "`ray start --head` starts one)") from None
 
 
 __all__ = ["FORWARDED_ENV", "RAY_MISSING", "connect_ray", "forwarded_env", "import_ray"]
