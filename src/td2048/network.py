@@ -84,6 +84,32 @@ def aligned_zeros(*shape: int) -> np.ndarray:
     return aligned_bytes(int(np.prod(shape)) * 4).view(np.float32).reshape(shape)
 
 
+def fresh_accumulators(n_weights: int) -> np.ndarray:
+    """TC's accumulators as a TC phase starts them: both at the smallest normal float32 for every weight.
+
+    Parameters
+    ----------
+    n_weights : int
+        The network's weights.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``float32[2 * n_weights]`` on cache lines: per weight its accumulated error and accumulated absolute error.
+
+    Raises
+    ------
+    TD2048Error
+        When there is not enough memory for them.
+    """
+    try:
+        acc = aligned_zeros(2 * n_weights)
+    except MemoryError:
+        raise TD2048Error(f"not enough memory for {format_bytes(8 * n_weights)} of TC accumulators") from None
+    acc[:] = np.finfo(np.float32).tiny
+    return acc
+
+
 class Network:
     """A network spec with its weights and its compiled kernels (:func:`td2048.kernels.kernels_for`).
 
@@ -165,13 +191,7 @@ class Network:
             When there is not enough memory for them.
         """
         if self.accumulators is None:
-            try:
-                acc = aligned_zeros(2 * self.weights.size)
-            except MemoryError:
-                raise TD2048Error(f"not enough memory for {format_bytes(8 * self.weights.size)} of TC "
-                                  "accumulators") from None
-            acc[:] = np.finfo(np.float32).tiny
-            self.accumulators = acc
+            self.accumulators = fresh_accumulators(self.weights.size)
         return self.accumulators
 
     @property

@@ -266,8 +266,10 @@ def _saved_setting(directory: Path, key: str, default):
     """A setting of the run in ``directory`` (its settings.json), or ``default``."""
     import json
 
+    from td2048.io.rundir import SETTINGS
+
     try:
-        return json.loads((directory / "settings.json").read_text()).get(key, default)
+        return json.loads((directory / SETTINGS).read_text()).get(key, default)
     except (OSError, ValueError):
         return default
 

@@ -44,7 +44,7 @@ from td2048.distributed.cluster import forwarded_env, import_ray
 from td2048.errors import TD2048Error
 from td2048.kernels.exchange import apply_changes, changed_indices, gather_changes, merge_changes
 from td2048.learn import EpisodeBlock, Learner
-from td2048.network import Network, aligned_zeros
+from td2048.network import Network, aligned_zeros, fresh_accumulators
 from td2048.rng import thread_rng_states
 from td2048.spec import NetworkSpec
 from td2048.threads import run_threads
@@ -179,8 +179,7 @@ class TrainWorker:
         if acc is None:
             return NO_ACCUMULATORS, NO_ACCUMULATORS
         if self.accumulator_base is None:  # the TC phase began on this worker since the last sync
-            self.accumulator_base = aligned_zeros(acc.size)
-            self.accumulator_base[:] = np.finfo(np.float32).tiny  # where every worker's accumulators start
+            self.accumulator_base = fresh_accumulators(self.base.size)  # where every worker's accumulators start
         return acc, self.accumulator_base
 
     def _changed_indices(self, acc: np.ndarray, acc_base: np.ndarray) -> np.ndarray:
@@ -224,8 +223,7 @@ class TrainWorker:
         tc = any(len(p[2]) for p in parts)
         if tc:  # a worker that has not learned by TC yet sent no accumulators: its are those of the base
             if self.accumulator_base is None:
-                self.accumulator_base = aligned_zeros(2 * self.base.size)
-                self.accumulator_base[:] = np.finfo(np.float32).tiny
+                self.accumulator_base = fresh_accumulators(self.base.size)
             base_acc = self.accumulator_base
             parts = [p if len(p[2]) == len(p[0]) else (p[0], p[1], base_acc.reshape(-1, 2)[p[0]]) for p in parts]
         return merge_parts(parts, self.base, base_acc, self.learner.threads)
