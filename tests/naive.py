@@ -114,3 +114,21 @@ def tuple_index(grid, cells) -> int:
 
 def network_value(tables: list[np.ndarray], tuples, grid, isomorphic_boards) -> float:
     return sum(float(tables[t][tuple_index(b, cells)]) for b in isomorphic_boards for t, cells in enumerate(tuples))
+
+
+def merged_weight(base: float, values: list[float], errors: list[float], absolutes: list[float], tc: bool) -> float:
+    """A sync's merged value of one weight (td2048.kernels.exchange), from the workers that changed it: their
+    values, and what each added to the weight's TC accumulators (error, |error|)."""
+    moves = [v - base for v in values if v != base]
+    if len(moves) == 1:
+        return next(v for v in values if v != base)
+    if not moves:
+        return base
+    if min(moves) < 0 < max(moves):
+        return base + sum(moves)
+    largest = max(moves, key=abs)
+    if not tc:
+        return base + largest
+    absolute = sum(absolutes)
+    coherence = min(abs(sum(errors)) / absolute, 1.0) if absolute > 0 else 1.0
+    return base + largest + (sum(moves) - largest) * coherence

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 
+import naive
 import numpy as np
 import pytest
 from commands import assert_one_line_error, td2048
@@ -16,8 +17,11 @@ from hypothesis import strategies as st
 
 from td2048.distributed.ray_train import merge_parts
 from td2048.io.model import load_model
-from td2048.kernels.exchange import apply_changes, changed_indices, gather_changes, merge_changes
-from td2048.kernels.merge import dirty_size, merge_regions
+from td2048.kernels.exchange import apply_changes, changed_indices, flagged_indices, gather_changes, merge_changes
+from td2048.kernels.merge import CHUNK_SHIFT, dirty_size, merge_regions
+from td2048.learn import Learner
+from td2048.network import Network
+from td2048.spec import parse_network, parse_stages
 
 EMPTY = np.zeros(0, np.float32)
 
@@ -73,6 +77,56 @@ def test_the_threads_of_a_worker_merge_shares_of_its_range_to_the_same_result(th
     one = merge_parts(parts, base, acc_base, 1)
     assert all(np.array_equal(a, b) for a, b in zip(one, merge_parts(parts, base, acc_base, threads)))
     assert np.array_equal(one[0], np.unique(np.concatenate([p[0] for p in parts])))
+
+
+@given(st.integers(2, 4), st.integers(0, 2**32 - 1), st.floats(0.1, 1.0))
+def test_tc_weights_merge_by_the_coherence_of_the_workers_errors(workers, seed, changed_share):
+    """TC: a weight several workers moved one way takes the largest move plus the others' share by TC's coherence
+    (|sum of errors| / sum of |errors| added since the sync); the accumulators add up (naive.merged_weight)."""
+    rng = np.random.default_rng(seed)
+    n = 200
+    base = rng.choice([0.0, 1.0, -1.0], n).astype(np.float32)
+    acc_base = np.repeat(rng.choice([0.5, 2.0], n), 2).astype(np.float32)
+    copies = np.repeat(base[None], workers, axis=0)
+    accs = np.repeat(acc_base[None], workers, axis=0)
+    for k in range(workers):
+        changed = np.flatnonzero(rng.random(n) < changed_share)
+        copies[k, changed] += rng.choice([0.5, -0.5, 0.25, 1.5], len(changed)).astype(np.float32)
+        error = rng.choice([-1.0, 0.5, 2.0], len(changed)).astype(np.float32)
+        accs[k, 2 * changed] += error
+        accs[k, 2 * changed + 1] += np.abs(error) + rng.choice([0.0, 1.0], len(changed)).astype(np.float32)
+    weights, acc = exchanged(base, list(copies), acc_base, list(accs))
+    for i in range(n):
+        errors = [float(accs[k, 2 * i] - acc_base[2 * i]) for k in range(workers)]
+        absolutes = [float(accs[k, 2 * i + 1] - acc_base[2 * i + 1]) for k in range(workers)]
+        expected = naive.merged_weight(float(base[i]), [float(c[i]) for c in copies], errors, absolutes, tc=True)
+        assert weights[i] == pytest.approx(expected, rel=1e-6, abs=1e-6)
+        assert acc[2 * i] == pytest.approx(acc_base[2 * i] + sum(errors), rel=1e-6, abs=1e-6)
+        assert acc[2 * i + 1] == pytest.approx(acc_base[2 * i + 1] + sum(absolutes), rel=1e-6, abs=1e-6)
+
+
+@pytest.mark.parametrize(("network", "stages", "threads", "game"),
+                         [("2x4", None, 2, "2048"), ("2x4", "64", 1, "2048"), ("2x4", None, 3, "2584")])
+def test_tracked_tc_kernels_flag_every_weight_they_change(network, stages, threads, game):
+    """A worker's sync reads only the chunks its TC kernels flagged: they cover every change (threads sharing the
+    flags, a multistage network's promotion, 5-bit cells included), and each flag is cleared."""
+    net = Network(parse_network(network, stages=parse_stages(stages) if stages else ()), game=game)
+    learner = Learner(net, seed=1, threads=threads)
+    learner.run(300, mode="forward", alpha=1.0, tc=True)
+    flags = learner.track_changes()
+    assert learner.unflagged  # made now: what came before is not flagged
+    flags[:] = 0
+    learner.unflagged = False
+    base, acc_base = net.weights.copy(), net.accumulators.copy()
+    learner.run(200, mode="forward", alpha=1.0, tc=True)
+    assert not learner.unflagged
+    everything = changed_indices(net.weights, base, net.accumulators, acc_base)
+    assert len(everything) > 0
+    assert np.array_equal(flagged_indices(net.weights, base, net.accumulators, acc_base, flags, CHUNK_SHIFT),
+                          everything)
+    assert not flags.any()
+    learner.run(5, mode="forward", alpha=0.1)  # TD: unflagged changes, so the next sync reads everything
+    assert learner.unflagged
 
 
 def test_one_workers_change_is_taken_exactly_and_accumulators_add_up():

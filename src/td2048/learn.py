@@ -23,7 +23,7 @@ import numpy as np
 from td2048.errors import TD2048Error
 from td2048.games.game2048 import row_table
 from td2048.games.wide import wide_row_table
-from td2048.kernels.merge import NO_TRACKING, dirty_size, merge_regions
+from td2048.kernels.merge import CHUNK_SHIFT, NO_TRACKING, dirty_size, merge_regions
 from td2048.kernels.params import FIRST_EPISODE, learning_params
 from td2048.network import Network, aligned_zeros
 from td2048.rng import thread_rng_rows, thread_rng_states
@@ -119,6 +119,8 @@ class Learner:
         self.merge_seconds = merge_seconds  # training time between merges of the copies
         self._unmerged_seconds = 0.0
         self._stop = np.zeros(1, np.uint8)  # set to 1: the kernels return before their next episode
+        self.change_flags = None  # TC: a byte per chunk of CHUNK weights that changed (see track_changes)
+        self.unflagged = False  # weights changed since the flags were cleared that the flags do not show
 
     @property
     def rng_states(self) -> np.ndarray:
@@ -160,6 +162,20 @@ class Learner:
                 self._pools[thread, i] = [int(v, 16) for v in row]
             self._pool_states[thread, :2] = len(boards), int(pool["kept"])
 
+    def track_changes(self) -> np.ndarray:
+        """Have TC blocks flag the chunks of weights they change (for a sync that lists only those).
+
+        Returns the flags, ``uint8[n / CHUNK + 1]``: a byte per chunk of
+        :data:`~td2048.kernels.merge.CHUNK` weights, set to 1 by every TC update of the chunk (the
+        threads share them; a plain store, so none is lost). Clear them (and :attr:`unflagged`,
+        which is set when a block changes weights without flags: TD, or one before this call) once
+        the changes are taken.
+        """
+        if self.change_flags is None:
+            self.change_flags = np.zeros((self.network.weights.size >> CHUNK_SHIFT) + 1, np.uint8)
+            self.unflagged = True
+        return self.change_flags
+
     def sync(self) -> None:
         """Take the network's weights again (after they were changed from outside)."""
         if self._copies is not None:
@@ -199,7 +215,10 @@ class Learner:
         new stage starts from the previous stage's weights. ``restarts``: that share of episodes
         starts from boards kept from earlier games, each game's first board with a tile code
         >= ``restart_code``."""
-        kernels = self.network.kernels_for(tc=True) if tc else self.network.kernels
+        tracked_tc = tc and self.change_flags is not None
+        kernels = self.network.kernels_for(tc=True, tracked=tracked_tc) if tc else self.network.kernels
+        if not tracked_tc:
+            self.unflagged = True
         mode_code = self._mode_code(mode)
         params = self._params(alpha, lam, nstep, explore, first_episode, promote, restarts, restart_code)
         scores = np.zeros(episodes, np.int64)
@@ -226,6 +245,8 @@ class Learner:
             """Learn from episodes lo..hi-1 on a thread; returns where it got to (before hi: a merge was asked for)."""
             weights = self._copies[thread] if copies else self.network.weights
             dirty = self._dirty[thread] if copies else accumulators if tc else NO_TRACKING
+            if tracked_tc:
+                dirty = (accumulators, self.change_flags)
             pool = (self._pools[thread], self._pool_states[thread, :2])
             while lo < hi:
                 batch = params.copy()
@@ -238,8 +259,8 @@ class Learner:
                 if not handed:
                     return lo
                 batch[FIRST_EPISODE] = params[FIRST_EPISODE] + lo
-                scores[lo], moves[lo], max_codes[lo] = self._finish_wide(thread, weights, dirty, copies, mode_code,
-                                                                         batch, tc)
+                scores[lo], moves[lo], max_codes[lo] = self._finish_wide(thread, weights, dirty,
+                                                                         copies or tracked_tc, mode_code, batch, tc)
                 lo += 1
             return lo
 
@@ -302,6 +323,7 @@ class Learner:
         kernels = self.network.kernels
         mode_code = self._mode_code(mode)
         params = self._params(alpha, lam, nstep)
+        self.unflagged = True
         self._handoff[0] = 0
         self._handoff[0, 0] = board if self.network.wide else [board]
         self._handoff_counts[0] = 0

@@ -42,7 +42,8 @@ import numpy as np
 from td2048.config import DEFAULT_MEMORY_LIMIT, DEFAULT_SYNC_SECONDS
 from td2048.distributed.cluster import forwarded_env, import_ray
 from td2048.errors import TD2048Error
-from td2048.kernels.exchange import apply_changes, changed_indices, gather_changes, merge_changes
+from td2048.kernels.exchange import apply_changes, changed_indices, flagged_indices, gather_changes, merge_changes
+from td2048.kernels.merge import CHUNK_SHIFT
 from td2048.learn import EpisodeBlock, Learner
 from td2048.network import Network, aligned_zeros, fresh_accumulators
 from td2048.rng import thread_rng_states
@@ -158,6 +159,7 @@ class TrainWorker:
         self.accumulator_base = _own_copy(accumulators)
         self.learner = Learner(self.network, threads=spec.threads, rng_states=rng_states,
                                merge_seconds=spec.merge_seconds)
+        self.learner.track_changes()  # TC blocks flag the chunks they change: a sync lists only those
 
     def ready(self) -> tuple[int, str]:
         """Once built: (the worker's process id, its node id)."""
@@ -183,20 +185,31 @@ class TrainWorker:
         return acc, self.accumulator_base
 
     def _changed_indices(self, acc: np.ndarray, acc_base: np.ndarray) -> np.ndarray:
-        """:func:`changed_indices`, each of the worker's threads over a range of the weights."""
+        """The weights changed since the last sync, each of the worker's threads over a range of them.
+
+        Where every change since the last sync was made by tracked TC kernels, only the chunks they
+        flagged are read (:func:`flagged_indices`); else all weights (:func:`changed_indices`)."""
+        flags = self.learner.change_flags
+        whole = self.learner.unflagged
         threads = self.learner.threads
-        if threads == 1:
-            return changed_indices(self.network.weights, self.base, acc, acc_base)
-        cuts = np.linspace(0, self.base.size, threads + 1).astype(np.int64)
+        chunks = np.linspace(0, flags.size, threads + 1).astype(np.int64)
+        cuts = np.minimum(chunks << CHUNK_SHIFT, self.base.size)  # thread t: weights cuts[t]..cuts[t + 1]
         found = [None] * threads
+        tc = len(acc) > 0
 
         def scan(t):
             lo, hi = cuts[t], cuts[t + 1]
-            tc = len(acc) > 0
-            found[t] = lo + changed_indices(self.network.weights[lo:hi], self.base[lo:hi],
-                                            acc[2 * lo:2 * hi] if tc else acc, acc_base[2 * lo:2 * hi] if tc else acc)
+            arrays = (self.network.weights[lo:hi], self.base[lo:hi], acc[2 * lo:2 * hi] if tc else acc,
+                      acc_base[2 * lo:2 * hi] if tc else acc)
+            if whole:
+                found[t] = lo + changed_indices(*arrays)
+            else:
+                found[t] = lo + flagged_indices(*arrays, flags[chunks[t]:chunks[t + 1]], CHUNK_SHIFT)
 
         run_threads(threads, scan)
+        if whole:
+            flags[:] = 0
+            self.learner.unflagged = False
         return np.concatenate(found).astype(np.uint32)
 
     def changes(self, bounds: np.ndarray) -> list:

@@ -70,7 +70,8 @@ def kernels_for(spec, tracked: bool = False, wide: bool = False, state_values: b
     state_values : bool
         For values of states (``--method state``) rather than afterstates.
     tc : bool
-        Temporal coherence updates (the accumulators in place of ``dirty``).
+        Temporal coherence updates (the accumulators in place of ``dirty``; tracked: the pair
+        (accumulators, a flag byte per chunk of weights)).
 
     Returns
     -------
@@ -79,13 +80,9 @@ def kernels_for(spec, tracked: bool = False, wide: bool = False, state_values: b
 
     Raises
     ------
-    ValueError
-        When asked for tracked TC kernels (TC's threads share the network's weights: no copies to track).
     OSError
         When no directory for the generated modules is writable.
     """
-    if tc and tracked:
-        raise ValueError("TC kernels learn on the network's own weights, on any number of threads: never tracked")
     variant = (spec, tracked, wide, state_values, tc)
     if variant in _by_variant:  # generating the source to hash it takes milliseconds: callers ask per move
         return _by_variant[variant]

@@ -244,6 +244,8 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
     lines += ["", "", "@njit(inline='always')", "def prefetch_aux(aux, x, r):",
               '    """TC kernels: ask for the lines of the accumulators an update will write (else nothing)."""']
     prefetch_tc = ["    for f in range(N_FEATURES):", f"        {prefetch}(aux, x[r, f] + x[r, f])"]
+    if tc and tracked:  # tracked TC kernels: ``aux`` is (accumulators, chunk flags)
+        prefetch_tc = ["    acc = aux[0]", prefetch_tc[0], prefetch_tc[1].replace("(aux,", "(acc,")]
     lines += prefetch_tc if tc else ["    return"]
     lines += ["", "", "@njit(inline='always')", "def value_of(w, x, r):",
               '    """V from the feature indices: the sum of their weights."""']
@@ -258,11 +260,14 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
               "    ``dirty`` marks the changed chunks in tracked kernels (see td2048.kernels.merge).",
               "    TC kernels: ``dirty`` is the accumulators (E, A per weight) and each weight moves by",
               "    u |E| / A, before E += u and A += |u| (temporal coherence: a weight whose errors keep",
-              "    one sign keeps its rate, one whose errors cancel slows down).",
+              "    one sign keeps its rate, one whose errors cancel slows down). Tracked TC kernels:",
+              "    ``dirty`` is (the accumulators, a byte per chunk of CHUNK weights set when it changes).",
               '    """',
               "    u = np.float32(alpha_split * (target - value_of(w, x, r)))"]
     if tc:
         lines.append("    au = abs(u)")
+        if tracked:
+            lines += ["    flags = dirty[1]", "    dirty = dirty[0]"]
     for k, group in enumerate(groups):
         lines.append(f"    s{k} = 0.0")
         for f in group:
@@ -273,6 +278,8 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
                 lines += [f"    i = x[r, {f}]", "    w[i] += u", f"    s{k} += w[i]"]
         if tracked:  # after the weights: a flag store between them would hold up the next weight's load
             flag = "    dirty[i >> U64(DIRTY_SHIFT)] |= U8(1) << U8((i >> U64(CHUNK_SHIFT)) & U64(7))"
+            if tc:  # the threads share these flags: a plain store, which no other thread's store can undo
+                flag = "    flags[i >> U64(CHUNK_SHIFT)] = U8(1)"
             for f in group:
                 lines += [f"    i = x[r, {f}]", flag]
     lines.append("    return " + " + ".join(f"s{k}" for k in range(n_iso)))
@@ -341,7 +348,7 @@ def _canonical_function(spec: NetworkSpec) -> str:
     return "\n".join(lines)
 
 
-def _stage_functions(spec: NetworkSpec, tracked: bool) -> str:
+def _stage_functions(spec: NetworkSpec, tracked: bool, tc: bool = False) -> str:
     """Source of ``stage_of(b)`` and ``enter_stage(w, dirty, b)`` (multistage networks).
 
     A board's stage is the number of thresholds at or below its scale, the OR of 1 << code over
@@ -370,6 +377,9 @@ def enter_stage(w, dirty, b):
     return {tests}"""
     mark = """            for region in range(lo >> DIRTY_SHIFT, ((STAGE_MARKERS + N_STAGES) >> DIRTY_SHIFT) + 1):
                 dirty[region] = U8(255)""" if tracked else ""
+    if tracked and tc:  # (accumulators, a flag byte per chunk)
+        mark = """            for chunk in range(lo >> CHUNK_SHIFT, ((STAGE_MARKERS + N_STAGES) >> CHUNK_SHIFT) + 1):
+                dirty[1][chunk] = U8(1)"""
     return f"""@njit(inline='always')
 def stage_of(b):
 {body}
@@ -426,7 +436,9 @@ def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False
     ``state_values``: V is learned on states (after the new tile), and moves are chosen by
     r + E[V] over the new tile (``expected_value``); else V is on afterstates.
     ``tc``: updates by temporal coherence; the kernels' ``dirty`` argument is then the
-    accumulators (never ``tracked``: TC's threads share the network's weights, see td2048.learn).
+    accumulators, or in ``tracked`` TC kernels the pair (accumulators, a flag byte per chunk of
+    CHUNK weights): a Ray worker's threads share one table, and a sync lists only the flagged chunks
+    (td2048.kernels.exchange).
     """
     body = _EPISODE_SOURCE.read_text()
     body = body[body.index(_BODY_MARKER):]
@@ -470,7 +482,7 @@ STAGE_MARKERS = {spec.stage_markers}
 {_feature_functions(spec, tracked, wide, tc)}
 
 
-{_stage_functions(spec, tracked)}
+{_stage_functions(spec, tracked, tc)}
 
 
 @njit
