@@ -1,6 +1,7 @@
 """Training on Ray workers against training on threads, side by side, and what the workers' syncs cost.
 
     python benchmarks/bench_ray_train.py                         # 4x6 TC, 30,000 episodes, 2 rounds
+    python benchmarks/bench_ray_train.py --sync-every 0.25 1     # a Ray run for each sync interval
     python benchmarks/bench_ray_train.py --network 8x6 --episodes 10000 --rounds 1 --no-threads
 
 Starts a Ray cluster of two nodes on this machine (one CPU each: two workers of one thread land on two
@@ -35,7 +36,8 @@ def main() -> int:
     p.add_argument("--network", default="4x6")
     p.add_argument("--episodes", type=int, default=30_000)
     p.add_argument("--rounds", type=int, default=2)
-    p.add_argument("--sync-every", type=float, default=5.0)
+    p.add_argument("--sync-every", type=float, nargs="+", default=[1.0],
+                   help="seconds between the Ray workers' syncs; several: a Ray run for each (default 1)")
     p.add_argument("--every", type=int, default=5000, help="episodes between points of the learning curve")
     p.add_argument("--method", nargs="*", default=["--tc", "--update", "forward"],
                    help="training options of both runs (default: --tc --update forward)")
@@ -47,7 +49,8 @@ def main() -> int:
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
     cluster.add_node(num_cpus=1)
     cluster.wait_for_nodes()
-    ways = {"ray": ["--ray", cluster.address, "--workers", "2", "--sync-every", str(args.sync_every)]}
+    ways = {f"ray, sync {every:g} s": ["--ray", cluster.address, "--workers", "2", "--sync-every", str(every)]
+            for every in args.sync_every}
     if not args.no_threads:
         ways["threads"] = ["--threads", "2"]
     logs: dict[str, list[list[dict]]] = {way: [] for way in ways}
@@ -56,7 +59,8 @@ def main() -> int:
             for r in range(args.rounds):
                 order = list(ways) if r % 2 == 0 else list(reversed(ways))
                 for way in order:
-                    log = train(Path(tmp) / f"{way}-{r}", args.network, args.episodes, r, [*args.method, *ways[way]])
+                    name = way.replace(" ", "").replace(",", "-")
+                    log = train(Path(tmp) / f"{name}-{r}", args.network, args.episodes, r, [*args.method, *ways[way]])
                     logs[way].append(log)
                     eps = args.episodes / sum(b["seconds"] for b in log)
                     print(f"# round {r + 1} {way}: {eps:,.0f} episodes/s, last block avg {log[-1]['avg']:,.0f}",
@@ -65,7 +69,7 @@ def main() -> int:
         cluster.shutdown()
 
     print(f"# {args.network}, {' '.join(args.method)}, {args.episodes} episodes, {args.rounds} round(s), "
-          f"seeds 0..{args.rounds - 1}; Ray: 2 workers on 2 nodes of 1 CPU, sync every {args.sync_every:g} s")
+          f"seeds 0..{args.rounds - 1}; Ray: 2 workers on 2 nodes of 1 CPU")
     print("| way | episodes/s | moves/s | " + " | ".join(f"avg at {e:,}" for e in
                                                         range(args.every, args.episodes + 1, args.every)) + " |")
     print("|---|---|---|" + "---|" * (args.episodes // args.every))
@@ -79,21 +83,23 @@ def main() -> int:
             points.append(f"{statistics.mean(per_run):,.0f}")
         print(f"| {way} | {eps:,.0f} | {mps / 1e6:.2f}M | " + " | ".join(points) + " |")
 
-    print("\n| Ray run, episodes | syncs | s per sync | weights changed per sync, per worker | merged weights "
-          "per sync | bytes moved per sync |")
+    print("\n| Ray run (first round), episodes | syncs | s per sync | weights changed per sync, per worker | "
+          "merged weights per sync | bytes moved per sync |")
     print("|---|---|---|---|---|---|")
-    log = logs["ray"][0]
-    for e in range(args.every, args.episodes + 1, args.every):
-        blocks = [b for b in log if e - args.every < b["episodes"] <= e]
-        syncs = sum(b["syncs"] for b in blocks)
-        if not syncs:
-            print(f"| {e:,} | 0 | | | |")
-            continue
-        moved = sum(b["sync_bytes"] for b in blocks) / syncs
-        seconds = sum(b["sync_s"] for b in blocks) / syncs
-        changed = sum(b["sync_changed"] for b in blocks) / syncs / 2
-        merged = sum(b["sync_merged"] for b in blocks) / syncs
-        print(f"| {e:,} | {syncs} | {seconds:.3f} | {changed:,.0f} | {merged:,.0f} | {moved / 1e6:.1f} MB |")
+    for way in (w for w in logs if w.startswith("ray")):
+        log = logs[way][0]
+        for e in range(args.every, args.episodes + 1, args.every):
+            blocks = [b for b in log if e - args.every < b["episodes"] <= e]
+            syncs = sum(b["syncs"] for b in blocks)
+            if not syncs:
+                print(f"| {way}: {e:,} | 0 | | | |")
+                continue
+            moved = sum(b["sync_bytes"] for b in blocks) / syncs
+            seconds = sum(b["sync_s"] for b in blocks) / syncs
+            changed = sum(b["sync_changed"] for b in blocks) / syncs / 2
+            merged = sum(b["sync_merged"] for b in blocks) / syncs
+            print(f"| {way}: {e:,} | {syncs} | {seconds:.3f} | {changed:,.0f} | {merged:,.0f} | "
+                  f"{moved / 1e6:.1f} MB |")
     return 0
 
 

@@ -65,7 +65,8 @@ N may exceed the cores.
 
 With --ray [ADDRESS] --workers K, one run spreads over the nodes of a Ray cluster: each worker
 learns on --threads threads of its own, and every --sync-every seconds the workers merge what they
-changed (by the threads' rule, on the workers themselves) and all go on from the merged weights.
+changed (on the workers themselves; see td2048.kernels.exchange for the rule) and all go on from the
+merged weights.
 This process logs the blocks and writes the snapshots and the model; --resume works as above.
 """
 

@@ -13,10 +13,10 @@ Every ``--sync-every`` seconds the workers stop taking pieces and exchange what 
 (:mod:`td2048.kernels.exchange`), in three steps, none of which goes through one node:
 
 1. each worker lists the weights it changed since the last sync (index and new value, TC's
-   accumulators with them), cuts the list into K segments by index range and puts each into
-   Ray's object store;
+   accumulators with them; TC kernels flag the chunks they change, so only those are read), cuts
+   the list into K segments by index range and puts each into Ray's object store;
 2. worker j gathers segment j of every worker and merges them against the base (the weights at
-   the last sync), by the rule the threads' copies are merged with;
+   the last sync), by the rule of :mod:`td2048.kernels.exchange`;
 3. every worker, and the driver, gathers the K merged segments and writes them into its weights
    and its base.
 
