@@ -502,7 +502,9 @@ class RayLearner:
         info = {"workers": self.workers, "syncs": len(done),
                 "sync_s": round(sum(d["seconds"] for d in done), 4),
                 "sync_bytes": sum(d["bytes"] for d in done), "sync_changed": sum(sum(d["changed"]) for d in done),
-                "sync_merged": sum(d["merged"] for d in done)}
+                "sync_merged": sum(d["merged"] for d in done),
+                # seconds of the syncs' three steps: listing the changes, merging them, writing them in
+                "sync_steps_s": [round(sum(d["phases"][i] for d in done), 4) for i in range(3)]}
         return EpisodeBlock(scores, max_codes, moves, time.perf_counter() - start, restarted, info)
 
     def _exchange(self) -> None:
@@ -512,10 +514,14 @@ class RayLearner:
         while True:
             try:
                 listed = [self._get(ref) for ref in [actor.changes.remote(self._bounds) for actor in self.actors]]
+                listed_at = time.perf_counter()
                 changed = [count for _, count in listed]
                 merged = [self.actors[j].merge.remote([listed[k][0][j] for k in range(self.workers)])
                           for j in range(self.workers)]
-                parts = [self._get(ref) for ref in merged]  # the driver's copy: its weights are the next base
+                ray.wait(merged, num_returns=len(merged))  # (a lost worker shows in the gets below)
+                merged_at = time.perf_counter()
+                applied = [actor.apply.remote(merged) for actor in self.actors]  # the workers write, and meanwhile
+                parts = [self._get(ref) for ref in merged]  # the driver: its weights are the next base
                 break
             except (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError) as error:
                 dead = self._dead_workers()
@@ -529,7 +535,6 @@ class RayLearner:
             acc_now = self.network.accumulators if self.network.accumulators is not None else NO_ACCUMULATORS
             apply_changes(indices, values, acc, self.network.weights, NO_ACCUMULATORS, acc_now, NO_ACCUMULATORS)
         self._weights_ref = None  # a worker started from now on starts from these weights
-        applied = [actor.apply.remote(merged) for actor in self.actors]
         for k, ref in enumerate(applied):
             try:
                 self._get(ref)
@@ -540,8 +545,10 @@ class RayLearner:
         # what crossed processes: each worker's changes of the others' ranges to them, each merged range to
         # the other workers and to the driver (the bytes of the ranges a worker keeps stay in its own store)
         moved = sum(changed) * (self.workers - 1) // self.workers + merged_count * self.workers
-        self.sync_log.append({"seconds": time.perf_counter() - start, "changed": changed, "merged": merged_count,
-                              "bytes": moved * per_change})
+        end = time.perf_counter()
+        self.sync_log.append({"seconds": end - start, "changed": changed, "merged": merged_count,
+                              "bytes": moved * per_change, "phases": (listed_at - start, merged_at - listed_at,
+                                                                      end - merged_at)})
         self._learned_since_sync = False
         self._failures = 0
         self._last_sync = time.monotonic()
