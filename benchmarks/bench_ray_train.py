@@ -83,22 +83,23 @@ def main() -> int:
             points.append(f"{statistics.mean(per_run):,.0f}")
         print(f"| {way} | {eps:,.0f} | {mps / 1e6:.2f}M | " + " | ".join(points) + " |")
 
-    print("\n| Ray run (first round), episodes | syncs | s per sync | weights changed per sync, per worker | "
-          "merged weights per sync | bytes moved per sync |")
-    print("|---|---|---|---|---|---|")
+    print("\n| Ray run (first round), episodes | syncs | s per sync | of which list / merge / write | weights changed "
+          "per sync, per worker | merged weights per sync | bytes moved per sync |")
+    print("|---|---|---|---|---|---|---|")
     for way in (w for w in logs if w.startswith("ray")):
         log = logs[way][0]
         for e in range(args.every, args.episodes + 1, args.every):
             blocks = [b for b in log if e - args.every < b["episodes"] <= e]
             syncs = sum(b["syncs"] for b in blocks)
             if not syncs:
-                print(f"| {way}: {e:,} | 0 | | | |")
+                print(f"| {way}: {e:,} | 0 | | | | | |")
                 continue
             moved = sum(b["sync_bytes"] for b in blocks) / syncs
             seconds = sum(b["sync_s"] for b in blocks) / syncs
             changed = sum(b["sync_changed"] for b in blocks) / syncs / 2
             merged = sum(b["sync_merged"] for b in blocks) / syncs
-            print(f"| {way}: {e:,} | {syncs} | {seconds:.3f} | {changed:,.0f} | {merged:,.0f} | "
+            steps = " / ".join(f"{sum(b['sync_steps_s'][i] for b in blocks) / syncs:.3f}" for i in range(3))
+            print(f"| {way}: {e:,} | {syncs} | {seconds:.3f} | {steps} | {changed:,.0f} | {merged:,.0f} | "
                   f"{moved / 1e6:.1f} MB |")
     return 0
 
