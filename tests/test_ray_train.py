@@ -15,12 +15,13 @@ from commands import assert_one_line_error, td2048
 from hypothesis import given
 from hypothesis import strategies as st
 
-from td2048.distributed.ray_train import merge_parts
+from td2048.distributed.ray_train import TrainWorker, WorkerSpec, merge_parts
 from td2048.io.model import load_model
 from td2048.kernels.exchange import apply_changes, changed_indices, flagged_indices, gather_changes, merge_changes
 from td2048.kernels.merge import CHUNK_SHIFT, dirty_size, merge_regions
 from td2048.learn import Learner
-from td2048.network import Network
+from td2048.network import Network, fresh_accumulators
+from td2048.rng import thread_rng_states
 from td2048.spec import parse_network, parse_stages
 
 EMPTY = np.zeros(0, np.float32)
@@ -127,6 +128,37 @@ def test_tracked_tc_kernels_flag_every_weight_they_change(network, stages, threa
     assert not flags.any()
     learner.run(5, mode="forward", alpha=0.1)  # TD: unflagged changes, so the next sync reads everything
     assert learner.unflagged
+
+
+@pytest.mark.parametrize("tc", [False, True])
+def test_a_worker_that_learned_during_a_sync_keeps_what_it_learned(tc):
+    """Workers play on between a sync's steps: each merged weight becomes the merged value plus what the worker
+    changed since it listed its changes; the base becomes the merged value, so the next sync lists only that."""
+    spec = parse_network("2x4")
+    start = np.zeros(spec.n_weights, np.float32)
+    acc = fresh_accumulators(spec.n_weights) if tc else None
+    worker_spec = WorkerSpec(spec, "2048", 4, "afterstate", 1, 0.25, 1 << 30)
+    workers = [TrainWorker(worker_spec, start, acc, thread_rng_states(k, 1)) for k in range(2)]
+    bounds = np.array([0, spec.n_weights // 2, spec.n_weights])
+    for worker in workers:
+        worker.learner.run(30, mode="forward", alpha=1.0 if tc else 0.1, tc=tc)
+    lists = [worker.list_changes(bounds) for worker in workers]
+    listed = workers[0].network.weights.copy()
+    workers[0].learner.run(10, mode="forward", alpha=1.0 if tc else 0.1, tc=tc)  # learning on during the sync
+    since = workers[0].network.weights - listed
+    acc_base = workers[0].accumulator_base if tc else np.zeros(0, np.float32)
+    merged = [merge_parts([lists[k][j] for k in range(2)], workers[0].base, acc_base) for j in range(2)]
+    workers[0].write(merged)
+    indices = np.concatenate([m[0] for m in merged])
+    values = np.concatenate([m[1] for m in merged])
+    assert len(indices) > 0 and np.count_nonzero(since[indices]) > 0
+    assert np.array_equal(workers[0].base[indices], values)
+    kept = since[indices] == 0
+    assert np.array_equal(workers[0].network.weights[indices][kept], values[kept])
+    np.testing.assert_allclose(workers[0].network.weights[indices][~kept], (values + since[indices])[~kept],
+                               rtol=1e-6, atol=1e-6)
+    others = np.setdiff1d(np.arange(spec.n_weights), indices)  # not in any list: what it learned since, unsynced
+    assert np.array_equal(workers[0].network.weights[others] - workers[0].base[others], since[others])
 
 
 def test_one_workers_change_is_taken_exactly_and_accumulators_add_up():

@@ -9,8 +9,9 @@ episode's statistics in block order, logs the block, and writes snapshots and th
 one-machine run does: :class:`RayLearner` stands where a :class:`~td2048.learn.Learner` stands in
 :class:`td2048.run.TrainingRun`.
 
-Every ``--sync-every`` seconds the workers stop taking pieces and exchange what they learned
-(:mod:`td2048.kernels.exchange`), in three steps, none of which goes through one node:
+Every ``--sync-every`` seconds the workers exchange what they learned (:mod:`td2048.kernels.exchange`),
+in three steps, none of which goes through one node; each step is a call that waits on the worker
+behind the piece it is playing, and the workers play on between the steps:
 
 1. each worker lists the weights it changed since the last sync (index and new value, TC's
    accumulators with them; TC kernels flag the chunks they change, so only those are read), cuts
@@ -18,7 +19,7 @@ Every ``--sync-every`` seconds the workers stop taking pieces and exchange what 
 2. worker j gathers segment j of every worker and merges them against the base (the weights at
    the last sync), by the rule of :mod:`td2048.kernels.exchange`;
 3. every worker, and the driver, gathers the K merged segments and writes them into its weights
-   and its base.
+   and its base; a worker adds what it learned since step 1 to the merged values.
 
 Each worker thus sends and receives about two lists of its changes per sync, whatever K is (a
 direct reduce-scatter, then an all-gather: what a ring does in 2(K - 1) steps, in two), and the
@@ -42,7 +43,14 @@ import numpy as np
 from td2048.config import DEFAULT_MEMORY_LIMIT, DEFAULT_SYNC_SECONDS
 from td2048.distributed.cluster import forwarded_env, import_ray
 from td2048.errors import TD2048Error
-from td2048.kernels.exchange import apply_changes, changed_indices, flagged_indices, gather_changes, merge_changes
+from td2048.kernels.exchange import (
+    apply_changes,
+    apply_merged,
+    changed_indices,
+    flagged_indices,
+    gather_changes,
+    merge_changes,
+)
 from td2048.kernels.merge import CHUNK_SHIFT
 from td2048.learn import EpisodeBlock, Learner
 from td2048.network import Network, aligned_zeros, fresh_accumulators
@@ -160,6 +168,7 @@ class TrainWorker:
         self.learner = Learner(self.network, threads=spec.threads, rng_states=rng_states,
                                merge_seconds=spec.merge_seconds)
         self.learner.track_changes()  # TC blocks flag the chunks they change: a sync lists only those
+        self._listed = None  # (indices, values, accumulators) this worker listed for the sync under way
 
     def ready(self) -> tuple[int, str]:
         """Once built: (the worker's process id, its node id)."""
@@ -218,14 +227,20 @@ class TrainWorker:
         Returns the objects' references (owned by this worker), and the number of weights changed."""
         import ray
 
+        segments = self.list_changes(bounds)
+        return [[ray.put(segment) for segment in segments], len(self._listed[0])]
+
+    def list_changes(self, bounds: np.ndarray) -> list[tuple]:
+        """The changes since the last sync, ``(indices, values, accumulators or [0, 2])``, one segment per
+        index range of ``bounds`` (kept: :meth:`write` takes the merged values against them)."""
         self.learner.merge()  # the threads' copies, into the network's weights
         acc, acc_base = self._accumulators()
         indices = self._changed_indices(acc, acc_base)
         values, acc_values = gather_changes(indices, self.network.weights, acc)
+        self._listed = (indices, values, acc_values)
         cuts = np.searchsorted(indices, bounds)
-        refs = [ray.put((indices[a:b], values[a:b], acc_values[a:b] if len(acc_values) else acc_values))
+        return [(indices[a:b], values[a:b], acc_values[a:b] if len(acc_values) else acc_values)
                 for a, b in zip(cuts[:-1], cuts[1:])]
-        return [refs, len(indices)]
 
     def merge(self, refs: list) -> tuple:
         """Step 2 of a sync: merge every worker's changes of one index range (``refs``: their objects)."""
@@ -242,15 +257,43 @@ class TrainWorker:
         return merge_parts(parts, self.base, base_acc, self.learner.threads)
 
     def apply(self, refs: list) -> None:
-        """Step 3 of a sync: write the merged ranges (``refs``: their objects) into the weights and the base."""
+        """Step 3 of a sync: write the merged ranges (``refs``: their objects) into the weights and the base,
+        keeping what the worker learned since it listed its changes (it plays on during a sync)."""
         import ray
 
-        for indices, values, acc in ray.get(refs):
+        self.write(ray.get(refs))
+
+    def write(self, parts: list[tuple]) -> None:
+        """Write merged ``(indices, values, accumulators)`` parts, keeping what was learned since the listing."""
+        self.learner.merge()  # the threads' copies, into the network's weights
+        for indices, values, acc in parts:
             if len(acc) and self.network.accumulators is None:
                 self.network.start_accumulators()
             acc_now, acc_base = self._accumulators()
-            apply_changes(indices, values, acc, self.network.weights, self.base, acc_now, acc_base)
+            then, then_acc = self._listed_values(indices, acc_now, acc_base)
+            apply_merged(indices, values, acc, self.network.weights, self.base, acc_now, acc_base, then, then_acc)
+        self._listed = None
         self.learner.sync()
+
+    def _listed_values(self, indices: np.ndarray, acc: np.ndarray, acc_base: np.ndarray) -> tuple:
+        """The values (and accumulators) of ``indices`` as the merge took them from this worker: those it
+        listed, and for the others their base."""
+        listed, values, listed_acc = self._listed if self._listed is not None else (
+            np.zeros(0, np.uint32), np.zeros(0, np.float32), np.zeros((0, 2), np.float32))
+        at = np.minimum(np.searchsorted(listed, indices), max(len(listed) - 1, 0))
+        found = listed[at] == indices if len(listed) else np.zeros(len(indices), bool)
+        then = np.where(found, values[at] if len(listed) else 0, self.base[indices]).astype(np.float32)
+        if not len(acc):
+            return then, np.zeros((0, 2), np.float32)
+        base_acc = acc_base.reshape(-1, 2)[indices]
+        if len(listed_acc) != len(listed) or not len(listed):  # listed before its TC phase: the base's
+            return then, base_acc
+        return then, np.where(found[:, None], listed_acc[at], base_acc).astype(np.float32)
+
+    def relist(self) -> None:
+        """A sync that did not end (a worker was lost): list every changed weight at the next one."""
+        self._listed = None
+        self.learner.unflagged = True
 
     def rng_states(self) -> np.ndarray:
         """The random states of the worker's threads (for a snapshot)."""
@@ -263,6 +306,20 @@ class TrainWorker:
     def set_restart_pools(self, pools: list[dict]) -> None:
         """Take back kept boards (a resumed run)."""
         self.learner.set_restart_pools(pools)
+
+
+@dataclass
+class _Sync:
+    """A sync under way: the workers it began with, the calls of its current step, and what it gathered."""
+
+    actors: list
+    refs: list
+    start: float
+    step: int = 0  # 0: listing the changes, 1: merging them, 2: writing them in
+    changed: list = None
+    merged: list = None
+    parts: list = None
+    times: list = None
 
 
 class RayLearner:
@@ -464,9 +521,21 @@ class RayLearner:
         in_flight = [0] * self.workers  # pieces sent to each worker and not yet back (up to PIECES_AHEAD)
         pending: dict = {}  # ref -> (worker, its actor, lo, hi)
         target = min(PIECE_SECONDS, self.sync_seconds / 4)
-        while todo or pending:
-            due = time.monotonic() - self._last_sync >= self.sync_seconds
-            while todo and not due and min(in_flight) < PIECES_AHEAD:
+        sync = None  # the sync under way: its steps queue on the workers between their pieces
+
+        def lost(k: int) -> None:
+            """Worker k was started again: the old one's pieces go back to be played."""
+            for other in [o for o, v in pending.items() if v[0] == k and v[1] is not self.actors[k]]:
+                _, _, a, b = pending.pop(other)
+                todo.insert(0, (a, b))
+            in_flight[k] = 0
+
+        while todo or pending or sync is not None:
+            if sync is None and self._learned_since_sync and \
+                    time.monotonic() - self._last_sync >= self.sync_seconds:
+                sync = self._begin_sync()
+            ahead = 1 if sync is not None else PIECES_AHEAD  # a sync's next call waits behind fewer pieces
+            while todo and min(in_flight) < ahead:
                 k = in_flight.index(min(in_flight))
                 lo, hi = todo.pop(0)
                 left = hi - lo + sum(b - a for a, b in todo)
@@ -476,28 +545,30 @@ class RayLearner:
                 piece = {**options, "first_episode": first_episode + lo}
                 pending[self.actors[k].learn.remote(size, piece)] = (k, self.actors[k], lo, lo + size)
                 in_flight[k] += 1
-            if not pending:  # a sync is due and every worker is idle
-                self._exchange()
-                continue
-            wait = max(0.0, self.sync_seconds - (time.monotonic() - self._last_sync)) if not due else None
-            ready, _ = self.ray.wait(list(pending), num_returns=1, timeout=wait)
+            waiting = list(pending) + (sync.refs if sync is not None else [])
+            wait = None if sync is not None else \
+                max(0.0, self.sync_seconds - (time.monotonic() - self._last_sync))
+            ready, _ = self.ray.wait(waiting, num_returns=1, timeout=wait)
             for ref in ready:
+                if ref not in pending:
+                    continue
                 k, actor, lo, hi = pending.pop(ref)
                 try:
                     s, c, m, r, seconds = self._get(ref)
                 except self.ray.exceptions.RayActorError:
                     if actor is self.actors[k]:  # not started again yet (for its other piece)
                         self._replace(k)
-                        for other in [o for o, v in pending.items() if v[0] == k]:  # the dead actor's pieces
-                            _, _, a, b = pending.pop(other)
-                            todo.insert(0, (a, b))
-                        in_flight[k] = 0
+                        lost(k)
                     todo.insert(0, (lo, hi))
                     continue
                 in_flight[k] -= 1
                 scores[lo:hi], max_codes[lo:hi], moves[lo:hi], restarted[lo:hi] = s, c, m, r
                 rate[k] = (hi - lo) / max(seconds, 1e-3)
                 self._learned_since_sync = True
+            if sync is not None and all(ref in ready or self._ready(ref) for ref in sync.refs):
+                sync, replaced = self._advance_sync(sync)
+                for k in replaced:
+                    lost(k)
         done = self.sync_log[syncs:]
         info = {"workers": self.workers, "syncs": len(done),
                 "sync_s": round(sum(d["seconds"] for d in done), 4),
@@ -507,49 +578,91 @@ class RayLearner:
                 "sync_steps_s": [round(sum(d["phases"][i] for d in done), 4) for i in range(3)]}
         return EpisodeBlock(scores, max_codes, moves, time.perf_counter() - start, restarted, info)
 
+    def _ready(self, ref) -> bool:
+        ready, _ = self.ray.wait([ref], num_returns=1, timeout=0)
+        return bool(ready)
+
     def _exchange(self) -> None:
-        """Sync: every worker's changes merged by index range on the workers, then written everywhere."""
-        ray = self.ray
-        start = time.perf_counter()
+        """Sync now, every worker idle: each worker's changes merged by index range on the workers, then
+        written everywhere (a sync that a lost worker cut short is made again)."""
         while True:
-            try:
-                listed = [self._get(ref) for ref in [actor.changes.remote(self._bounds) for actor in self.actors]]
-                listed_at = time.perf_counter()
-                changed = [count for _, count in listed]
-                merged = [self.actors[j].merge.remote([listed[k][0][j] for k in range(self.workers)])
-                          for j in range(self.workers)]
-                ray.wait(merged, num_returns=len(merged))  # (a lost worker shows in the gets below)
-                merged_at = time.perf_counter()
-                applied = [actor.apply.remote(merged) for actor in self.actors]  # the workers write, and meanwhile
-                parts = [self._get(ref) for ref in merged]  # the driver: its weights are the next base
-                break
-            except (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError) as error:
-                dead = self._dead_workers()
-                if not dead:
-                    raise TD2048Error(f"a sync of the Ray workers failed: {str(error).splitlines()[0]}") from None
-                for k in dead:
-                    self._replace(k)
-        for indices, values, acc in parts:
-            if len(acc) and self.network.accumulators is None:
-                self.network.start_accumulators()
-            acc_now = self.network.accumulators if self.network.accumulators is not None else NO_ACCUMULATORS
-            apply_changes(indices, values, acc, self.network.weights, NO_ACCUMULATORS, acc_now, NO_ACCUMULATORS)
-        self._weights_ref = None  # a worker started from now on starts from these weights
-        for k, ref in enumerate(applied):
-            try:
-                self._get(ref)
-            except ray.exceptions.RayActorError:  # started again from the driver's weights, which have it all
+            sync = self._begin_sync()
+            while sync is not None:
+                self.ray.wait(sync.refs, num_returns=len(sync.refs))
+                sync, _ = self._advance_sync(sync)
+            if not self._learned_since_sync:
+                return
+
+    def _begin_sync(self) -> _Sync:
+        """Step 1 of a sync: every worker lists its changes (after the pieces it has been given)."""
+        self._learned_since_sync = False  # what the workers learn from now on goes to the next sync
+        actors = list(self.actors)
+        return _Sync(actors, [actor.changes.remote(self._bounds) for actor in actors], time.perf_counter())
+
+    def _advance_sync(self, sync: _Sync) -> tuple[_Sync | None, list[int]]:
+        """Take a sync one step further, once its step's calls have answered.
+
+        Returns the sync (None once it ended) and the workers started again (their old pieces are lost).
+        A worker lost in the middle ends the sync early: it is started again from the driver's weights, and
+        the others list every weight they changed at the next sync."""
+        ray = self.ray
+        try:
+            if sync.step == 0:  # listed: worker j merges range j of every worker's list
+                listed = [self._get(ref) for ref in sync.refs]
+                sync.changed = [count for _, count in listed]
+                sync.merged = [sync.actors[j].merge.remote([listed[k][0][j] for k in range(self.workers)])
+                               for j in range(self.workers)]
+                sync.refs, sync.step, sync.times = sync.merged, 1, [time.perf_counter()]
+                return sync, []
+            if sync.step == 1:  # merged: the workers write the merged ranges in, and so does the driver
+                applied = [actor.apply.remote(sync.merged) for actor in sync.actors]
+                sync.parts = [self._get(ref) for ref in sync.merged]
+                sync.times.append(time.perf_counter())
+                for indices, values, acc in sync.parts:
+                    if len(acc) and self.network.accumulators is None:
+                        self.network.start_accumulators()
+                    acc_now = self.network.accumulators if self.network.accumulators is not None else NO_ACCUMULATORS
+                    apply_changes(indices, values, acc, self.network.weights, NO_ACCUMULATORS, acc_now,
+                                  NO_ACCUMULATORS)
+                self._weights_ref = None  # a worker started from now on starts from these weights
+                sync.refs, sync.step = applied, 2
+                return sync, []
+            replaced = []
+            for k, ref in enumerate(sync.refs):  # written
+                try:
+                    self._get(ref)
+                except ray.exceptions.RayActorError:  # started again from the driver's weights, which have it all
+                    if sync.actors[k] is self.actors[k]:
+                        self._replace(k)
+                        replaced.append(k)
+            self._log_sync(sync)
+            return None, replaced
+        except (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError, ray.exceptions.RayTaskError) as error:
+            if sync.step == 2:
+                raise
+            dead = [k for k in self._dead_workers() if sync.actors[k] is self.actors[k]]
+            gone = [k for k in range(self.workers) if sync.actors[k] is not self.actors[k]]
+            if not dead and not gone:
+                raise TD2048Error(f"a sync of the Ray workers failed: {str(error).splitlines()[0]}") from None
+            for k in dead:
                 self._replace(k)
-        merged_count = sum(len(p[0]) for p in parts)
-        per_change = 8 + (8 if any(len(p[2]) for p in parts) else 0)  # index and weight, TC's two accumulators
+            for k in range(self.workers):
+                if k not in dead and k not in gone:
+                    self.actors[k].relist.remote()
+            self._learned_since_sync = True  # the living workers' changes are still to be synced
+            return None, dead
+
+    def _log_sync(self, sync: _Sync) -> None:
+        merged_count = sum(len(p[0]) for p in sync.parts)
+        per_change = 8 + (8 if any(len(p[2]) for p in sync.parts) else 0)  # index and weight, TC's two accumulators
         # what crossed processes: each worker's changes of the others' ranges to them, each merged range to
         # the other workers and to the driver (the bytes of the ranges a worker keeps stay in its own store)
-        moved = sum(changed) * (self.workers - 1) // self.workers + merged_count * self.workers
+        moved = sum(sync.changed) * (self.workers - 1) // self.workers + merged_count * self.workers
         end = time.perf_counter()
-        self.sync_log.append({"seconds": end - start, "changed": changed, "merged": merged_count,
-                              "bytes": moved * per_change, "phases": (listed_at - start, merged_at - listed_at,
-                                                                      end - merged_at)})
-        self._learned_since_sync = False
+        listed_at, merged_at = sync.times
+        self.sync_log.append({"seconds": end - sync.start, "changed": sync.changed, "merged": merged_count,
+                              "bytes": moved * per_change,
+                              "phases": (listed_at - sync.start, merged_at - listed_at, end - merged_at)})
         self._failures = 0
         self._last_sync = time.monotonic()
 
