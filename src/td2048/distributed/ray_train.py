@@ -546,8 +546,8 @@ class RayLearner:
                 pending[self.actors[k].learn.remote(size, piece)] = (k, self.actors[k], lo, lo + size)
                 in_flight[k] += 1
             waiting = list(pending) + (sync.refs if sync is not None else [])
-            wait = None if sync is not None else \
-                max(0.0, self.sync_seconds - (time.monotonic() - self._last_sync))
+            wait = None if sync is not None or not self._learned_since_sync else \
+                max(0.0, self.sync_seconds - (time.monotonic() - self._last_sync))  # until the next sync is due
             ready, _ = self.ray.wait(waiting, num_returns=1, timeout=wait)
             for ref in ready:
                 if ref not in pending:
