@@ -42,6 +42,17 @@ def _changed(weights, base, accumulators, accumulator_base, tc, i):
                    or accumulators[2 * i + 1] != accumulator_base[2 * i + 1])
 
 
+@njit(inline="always")
+def _appended(out, count, i, n):
+    """``out`` with index i written at ``count``: doubled first when full (at most n long)."""
+    if count == out.shape[0]:
+        bigger = np.empty(min(n, 2 * count), np.uint32)
+        bigger[:count] = out
+        out = bigger
+    out[count] = i
+    return out
+
+
 @njit
 def changed_indices(weights, base, accumulators, accumulator_base):
     """Indices (ascending, ``uint32``) of the weights whose value, or either accumulator, differs from the base.
@@ -54,11 +65,7 @@ def changed_indices(weights, base, accumulators, accumulator_base):
     count = 0
     for i in range(n):
         if _changed(weights, base, accumulators, accumulator_base, tc, i):
-            if count == out.shape[0]:
-                bigger = np.empty(min(n, 2 * count), np.uint32)
-                bigger[:count] = out
-                out = bigger
-            out[count] = i
+            out = _appended(out, count, i, n)
             count += 1
     return out[:count]
 
@@ -77,11 +84,7 @@ def flagged_indices(weights, base, accumulators, accumulator_base, flags, chunk_
         flags[c] = 0
         for i in range(c << chunk_shift, min(n, (c + 1) << chunk_shift)):
             if _changed(weights, base, accumulators, accumulator_base, tc, i):
-                if count == out.shape[0]:
-                    bigger = np.empty(min(n, 2 * count), np.uint32)
-                    bigger[:count] = out
-                    out = bigger
-                out[count] = i
+                out = _appended(out, count, i, n)
                 count += 1
     return out[:count]
 
