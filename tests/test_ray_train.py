@@ -259,6 +259,7 @@ def test_a_run_on_two_nodes_whose_worker_is_killed_goes_on_and_learns(tmp_path, 
     assert [b["episodes"] for b in blocks] == list(range(1000, 24_001, 1000))
     assert all(b["games"] == 1000 and b["workers"] == 2 for b in blocks)
     assert sum(b["syncs"] for b in blocks) >= 3 and all(b["sync_bytes"] >= 0 for b in blocks)
+    assert sum(b["syncs_beside"] for b in blocks) == 0  # TD: a worker's threads learn on copies, merged between pieces
     assert blocks[-1]["avg"] > 2 * blocks[0]["avg"]  # the merged weights learned
     network, header = load_model(run / "model.td2048")
     assert header["training"]["workers"] == 2 and np.count_nonzero(network.weights) > 1000
@@ -282,6 +283,7 @@ def test_a_killed_driver_resumes_with_tc_from_its_last_snapshot(tmp_path, cli_en
     assert f"resuming at episode {saved}" in r.stdout.splitlines()[0]
     blocks = logged(run)
     assert [b["episodes"] for b in blocks] == list(range(1000, 12_001, 1000)) and all(b["tc"] for b in blocks)
+    assert sum(b["syncs_beside"] for b in blocks) > 0  # TC: the syncs ran beside the learning
     network, _ = load_model(run / "model.td2048")
     assert network.accumulators is not None
     assert len(train_workers()) == 0  # the killed driver's workers went with it; the new ones ended with the run

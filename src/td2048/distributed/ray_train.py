@@ -61,8 +61,10 @@ from td2048.threads import run_threads
 PIECE_SECONDS = 1.0  # a piece of a block is sized to take about this long (at most a quarter of --sync-every)
 PIECES_AHEAD = 2  # pieces sent to a worker at once: it starts the next as it ends one, without waiting for the driver
 START_SECONDS = 300  # a worker not started by then: the cluster has no room for it
+SYNC_GROUP = "sync"  # the workers' concurrency group of the sync steps that run beside the learning
 MAX_FAILURES = 5  # workers lost in a row (with no sync between) before the run gives up
 NO_ACCUMULATORS = np.zeros(0, np.float32)
+NOTHING_LISTED = (np.zeros(0, np.uint32), np.zeros(0, np.float32), np.zeros((0, 2), np.float32))
 
 
 @dataclass(frozen=True)
@@ -215,10 +217,10 @@ class TrainWorker:
             else:
                 found[t] = lo + flagged_indices(*arrays, flags[chunks[t]:chunks[t + 1]], CHUNK_SHIFT)
 
-        run_threads(threads, scan)
-        if whole:
+        if whole:  # cleared first: a change made while the scan runs (beside the learning) is flagged again
             flags[:] = 0
             self.learner.unflagged = False
+        run_threads(threads, scan)
         return np.concatenate(found).astype(np.uint32)
 
     def changes(self, bounds: np.ndarray) -> list:
@@ -266,29 +268,14 @@ class TrainWorker:
     def write(self, parts: list[tuple]) -> None:
         """Write merged ``(indices, values, accumulators)`` parts, keeping what was learned since the listing."""
         self.learner.merge()  # the threads' copies, into the network's weights
+        listed = self._listed if self._listed is not None else NOTHING_LISTED
         for indices, values, acc in parts:
             if len(acc) and self.network.accumulators is None:
                 self.network.start_accumulators()
             acc_now, acc_base = self._accumulators()
-            then, then_acc = self._listed_values(indices, acc_now, acc_base)
-            apply_merged(indices, values, acc, self.network.weights, self.base, acc_now, acc_base, then, then_acc)
+            apply_merged(indices, values, acc, self.network.weights, self.base, acc_now, acc_base, *listed)
         self._listed = None
         self.learner.sync()
-
-    def _listed_values(self, indices: np.ndarray, acc: np.ndarray, acc_base: np.ndarray) -> tuple:
-        """The values (and accumulators) of ``indices`` as the merge took them from this worker: those it
-        listed, and for the others their base."""
-        listed, values, listed_acc = self._listed if self._listed is not None else (
-            np.zeros(0, np.uint32), np.zeros(0, np.float32), np.zeros((0, 2), np.float32))
-        at = np.minimum(np.searchsorted(listed, indices), max(len(listed) - 1, 0))
-        found = listed[at] == indices if len(listed) else np.zeros(len(indices), bool)
-        then = np.where(found, values[at] if len(listed) else 0, self.base[indices]).astype(np.float32)
-        if not len(acc):
-            return then, np.zeros((0, 2), np.float32)
-        base_acc = acc_base.reshape(-1, 2)[indices]
-        if len(listed_acc) != len(listed) or not len(listed):  # listed before its TC phase: the base's
-            return then, base_acc
-        return then, np.where(found[:, None], listed_acc[at], base_acc).astype(np.float32)
 
     def relist(self) -> None:
         """A sync that did not end (a worker was lost): list every changed weight at the next one."""
@@ -316,6 +303,7 @@ class _Sync:
     refs: list
     start: float
     step: int = 0  # 0: listing the changes, 1: merging them, 2: writing them in
+    beside: bool = False  # its steps run on a thread of their own in each worker, beside the learning
     changed: list = None
     merged: list = None
     parts: list = None
@@ -373,7 +361,8 @@ class RayLearner:
             rng_states = thread_rng_states(seed, workers * threads)
         self._start_states = np.asarray(rng_states, np.uint64).reshape(workers, threads, 4)
         self._bounds = np.linspace(0, network.weights.size, workers + 1).astype(np.int64)
-        self._actor_class = self.ray.remote(TrainWorker).options(
+        # a sync's steps may run on a thread of their own in each worker, beside its pieces (see _begin_sync)
+        self._actor_class = self.ray.remote(concurrency_groups={SYNC_GROUP: 1})(TrainWorker).options(
             num_cpus=threads, max_restarts=0, scheduling_strategy="SPREAD",
             resources=resources or {}, runtime_env={"env_vars": forwarded_env()})
         self._weights_ref = None  # the driver's weights in the object store, put once per change
@@ -381,6 +370,7 @@ class RayLearner:
         self._failures = 0  # workers lost since the last sync
         self._learned_since_sync = False
         self._last_sync = time.monotonic()
+        self._tc_learners = [False] * workers  # worker k has learned a piece by TC (its weights are one table)
         self.sync_log: list[dict] = []  # per sync: seconds, changed weights per worker, merged weights
         self.actors = [self._start(k, self._start_states[k]) for k in range(workers)]
         self.pids: list[int] = [0] * workers
@@ -418,6 +408,7 @@ class RayLearner:
         except Exception:  # noqa: BLE001 - it is dead already
             pass
         self._replaced += 1
+        self._tc_learners[k] = False
         sys.stderr.write(f"td2048 train: warning: Ray worker {k} (process {self.pids[k]}) died; started again "
                          "from the weights of the last sync\n")
         seed = np.random.SeedSequence([self._seed or 0, 1 + k, self._replaced])
@@ -534,7 +525,7 @@ class RayLearner:
             if sync is None and self._learned_since_sync and \
                     time.monotonic() - self._last_sync >= self.sync_seconds:
                 sync = self._begin_sync()
-            ahead = 1 if sync is not None else PIECES_AHEAD  # a sync's next call waits behind fewer pieces
+            ahead = 1 if sync is not None and not sync.beside else PIECES_AHEAD  # a sync waits behind fewer
             while todo and min(in_flight) < ahead:
                 k = in_flight.index(min(in_flight))
                 lo, hi = todo.pop(0)
@@ -565,6 +556,7 @@ class RayLearner:
                 scores[lo:hi], max_codes[lo:hi], moves[lo:hi], restarted[lo:hi] = s, c, m, r
                 rate[k] = (hi - lo) / max(seconds, 1e-3)
                 self._learned_since_sync = True
+                self._tc_learners[k] = tc
             if sync is not None and all(ref in ready or self._ready(ref) for ref in sync.refs):
                 sync, replaced = self._advance_sync(sync)
                 for k in replaced:
@@ -574,6 +566,7 @@ class RayLearner:
                 "sync_s": round(sum(d["seconds"] for d in done), 4),
                 "sync_bytes": sum(d["bytes"] for d in done), "sync_changed": sum(sum(d["changed"]) for d in done),
                 "sync_merged": sum(d["merged"] for d in done),
+                "syncs_beside": sum(d["beside"] for d in done),  # run on the workers' sync threads, beside learning
                 # seconds of the syncs' three steps: listing the changes, merging them, writing them in
                 "sync_steps_s": [round(sum(d["phases"][i] for d in done), 4) for i in range(3)]}
         return EpisodeBlock(scores, max_codes, moves, time.perf_counter() - start, restarted, info)
@@ -594,10 +587,23 @@ class RayLearner:
                 return
 
     def _begin_sync(self) -> _Sync:
-        """Step 1 of a sync: every worker lists its changes (after the pieces it has been given)."""
+        """Step 1 of a sync: every worker lists its changes.
+
+        Once every worker learns by TC (its threads write its one table, without copies to merge), the
+        sync's steps run on a thread of each worker's own, beside the piece it is playing, as one more
+        thread of a shared table would: the worker never waits for a sync. Otherwise each step waits
+        behind the pieces the worker was given."""
         self._learned_since_sync = False  # what the workers learn from now on goes to the next sync
         actors = list(self.actors)
-        return _Sync(actors, [actor.changes.remote(self._bounds) for actor in actors], time.perf_counter())
+        sync = _Sync(actors, [], time.perf_counter(), beside=all(self._tc_learners))
+        sync.refs = [self._call(sync, actor, "changes", self._bounds) for actor in actors]
+        return sync
+
+    @staticmethod
+    def _call(sync: _Sync, actor, method: str, *args):
+        """Call one of a sync's steps on a worker: on its sync thread, or behind its pieces."""
+        call = getattr(actor, method)
+        return (call.options(concurrency_group=SYNC_GROUP) if sync.beside else call).remote(*args)
 
     def _advance_sync(self, sync: _Sync) -> tuple[_Sync | None, list[int]]:
         """Take a sync one step further, once its step's calls have answered.
@@ -610,12 +616,12 @@ class RayLearner:
             if sync.step == 0:  # listed: worker j merges range j of every worker's list
                 listed = [self._get(ref) for ref in sync.refs]
                 sync.changed = [count for _, count in listed]
-                sync.merged = [sync.actors[j].merge.remote([listed[k][0][j] for k in range(self.workers)])
+                sync.merged = [self._call(sync, sync.actors[j], "merge", [listed[k][0][j] for k in range(self.workers)])
                                for j in range(self.workers)]
                 sync.refs, sync.step, sync.times = sync.merged, 1, [time.perf_counter()]
                 return sync, []
             if sync.step == 1:  # merged: the workers write the merged ranges in, and so does the driver
-                applied = [actor.apply.remote(sync.merged) for actor in sync.actors]
+                applied = [self._call(sync, actor, "apply", sync.merged) for actor in sync.actors]
                 sync.parts = [self._get(ref) for ref in sync.merged]
                 sync.times.append(time.perf_counter())
                 for indices, values, acc in sync.parts:
@@ -661,7 +667,7 @@ class RayLearner:
         end = time.perf_counter()
         listed_at, merged_at = sync.times
         self.sync_log.append({"seconds": end - sync.start, "changed": sync.changed, "merged": merged_count,
-                              "bytes": moved * per_change,
+                              "bytes": moved * per_change, "beside": sync.beside,
                               "phases": (listed_at - sync.start, merged_at - listed_at, end - merged_at)})
         self._failures = 0
         self._last_sync = time.monotonic()

@@ -171,22 +171,31 @@ def _merge_sorted(indices, values, acc, base, accumulator_base, order):
 
 
 @njit
-def apply_merged(indices, values, acc, weights, base, accumulators, accumulator_base, then, then_acc):
+def apply_merged(indices, values, acc, weights, base, accumulators, accumulator_base, listed, listed_values,
+                 listed_acc):
     """Write merged values into a worker that may have learned on since it listed its changes.
 
-    ``then`` (``float32[m]``) and ``then_acc`` (``float32[m, 2]``, or ``[0, 2]``): each merged weight's value
-    (and accumulators) when the worker listed its changes, which the merge took into account. Each weight
-    becomes the merged value plus what the worker changed since (exactly the merged value when it changed
-    nothing), and its base the merged value, so that the next sync lists only what was learned after this one."""
+    ``listed`` (ascending), ``listed_values`` and ``listed_acc`` (``float32[m, 2]``, or ``[0, 2]`` when listed
+    before the worker's TC phase): what the worker listed for this sync, which the merge took into account;
+    a merged weight it did not list was taken at its base. Each weight becomes the merged value plus what
+    the worker changed since (exactly the merged value when it changed nothing), and its base the merged
+    value, so that the next sync lists only what was learned after this one. Both lists ascend: one pass."""
     tc = acc.shape[0] == indices.shape[0] and accumulators.shape[0] == 2 * weights.shape[0]
+    listed_tc = listed_acc.shape[0] == listed.shape[0]
+    j = 0
     for k in range(indices.shape[0]):
         i = indices[k]
-        since = weights[i] - then[k]
+        while j < listed.shape[0] and listed[j] < i:
+            j += 1
+        found = j < listed.shape[0] and listed[j] == i
+        then = listed_values[j] if found else base[i]
+        since = weights[i] - then
         weights[i] = values[k] if since == 0 else values[k] + since
         base[i] = values[k]
         if tc:
             for a in range(2):
-                since = accumulators[2 * i + a] - then_acc[k, a]
+                then = listed_acc[j, a] if found and listed_tc else accumulator_base[2 * i + a]
+                since = accumulators[2 * i + a] - then
                 accumulators[2 * i + a] = acc[k, a] if since == 0 else acc[k, a] + since
                 accumulator_base[2 * i + a] = acc[k, a]
 
