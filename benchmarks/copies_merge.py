@@ -9,8 +9,10 @@ workers (td2048.distributed.ray_train) with the timing taken out, so that every 
 share the machine with others. Rules, for a weight several copies moved the same way (a weight one copy
 changed always takes its value, one moved both ways the sum of the moves, accumulators always add up):
 
-- ``coherence``: td2048's rule for TC (td2048.kernels.exchange.merged_value): the largest move plus the others'
-  share by TC's coherence of the copies' errors since the last merge;
+- ``coherence``: td2048's rule for TC (td2048.kernels.exchange.merged_value): the largest move plus the mean
+  of the others' moves times TC's coherence of the copies' errors since the last merge;
+- ``summed``: the largest move plus the sum of the others' moves times that coherence (td2048's rule before:
+  the same for two copies);
 - ``largest``: the largest move (the rule of TD's thread copies);
 - ``sum``: the sum of the moves (what one table would take if no update changed another's error);
 - ``mean``: the mean of the moves of the copies that moved it.
@@ -33,7 +35,7 @@ from td2048.network import Network, aligned_zeros, fresh_accumulators
 from td2048.rng import thread_rng_states
 from td2048.spec import parse_network
 
-RULES = {"coherence": 0, "largest": 1, "sum": 2, "mean": 3}
+RULES = {"coherence": 0, "largest": 1, "sum": 2, "mean": 3, "summed": 4}
 
 
 @njit
@@ -62,8 +64,12 @@ def merge_copies(weights, accumulators, base, accumulator_base, rule):
             out = merged_value(b, highest, lowest, total, movers, error, absolute, rule == 0)
         elif rule == 2:
             out = b + total
-        else:
+        elif rule == 3:
             out = b + total / movers
+        else:
+            largest = highest if lowest == b else lowest
+            c = min(abs(error) / absolute, np.float32(1.0)) if absolute > 0 else np.float32(1.0)
+            out = largest + ((b + total) - largest) * c
         base[i] = out
         accumulator_base[2 * i] += error
         accumulator_base[2 * i + 1] += absolute

@@ -131,4 +131,4 @@ def merged_weight(base: float, values: list[float], errors: list[float], absolut
         return base + largest
     absolute = sum(absolutes)
     coherence = min(abs(sum(errors)) / absolute, 1.0) if absolute > 0 else 1.0
-    return base + largest + (sum(moves) - largest) * coherence
+    return base + largest + (sum(moves) - largest) * coherence / (len(moves) - 1)

@@ -12,17 +12,20 @@ The rule, weight by weight (:func:`merged_value`):
 - a weight that one worker changed takes exactly its value;
 - one that workers moved both ways takes the base plus the sum of the moves;
 - one that several workers moved the same way takes, by TD, the largest of their moves (the rule of
-  the threads' copies, td2048.kernels.merge); by temporal coherence, the largest plus a share ``c``
-  of the other moves, where ``c = |sum of the errors| / sum of the |errors|`` that the workers added
-  to the weight's accumulators since the last sync: TC's own coherence, over everything the workers
-  saw of the weight.
+  the threads' copies, td2048.kernels.merge); by temporal coherence, the largest plus ``c`` times
+  the mean of the other moves, where ``c = |sum of the errors| / sum of the |errors|`` that the workers
+  added to the weight's accumulators since the last sync: TC's own coherence, over everything the
+  workers saw of the weight.
 
 Why TC's rule differs: TC's threads share one table, where every update lands, so its rates were
 made for the sum of the moves; a weight whose errors kept one sign (c near 1) is still far from its
 target, and one learner would have made every worker's steps toward it. A weight whose errors cancel
 (c near 0) is near its target, which each worker's move already reached: the sum would overshoot, the
-largest does not. Trained side by side, TC's copies learned markedly more per episode by this rule
-than by the largest move (figures on the docs' Scaling page). TC's accumulators are sums of
+largest does not. Trained side by side, two TC copies learned markedly more per episode by this rule
+than by the largest move. Why the mean of the others, not their sum: the workers' moves of one weight
+overlap (each corrected the same error from its own copy), and the more workers, the more of the sum
+is overlap; four copies merged by the largest plus c times the sum learned less than half of what one
+learner did (figures on the docs' Scaling page). TC's accumulators are sums of
 evidence: each merged accumulator is the base plus the sum of the workers' additions.
 
 Values, not differences, travel: a weight that one worker changed is merged to exactly its value,
@@ -126,7 +129,7 @@ def merged_value(b, highest, lowest, total, movers, error, absolute, tc):
     if not tc or movers < 2:
         return largest
     coherence = min(abs(error) / absolute, np.float32(1.0)) if absolute > 0 else np.float32(1.0)
-    return largest + ((b + total) - largest) * coherence
+    return largest + ((b + total) - largest) * coherence / (movers - 1)
 
 
 @njit
