@@ -287,3 +287,20 @@ def test_a_killed_driver_resumes_with_tc_from_its_last_snapshot(tmp_path, cli_en
     network, _ = load_model(run / "model.td2048")
     assert network.accumulators is not None
     assert len(train_workers()) == 0  # the killed driver's workers went with it; the new ones ended with the run
+
+
+def test_a_node_whose_disk_is_too_full_to_spill_to_is_a_one_line_error(tmp_path, cli_env, monkeypatch):
+    """Ray spills objects that do not fit its store to disk, unless the disk is fuller than its threshold: a
+    node whose threshold is 0 and whose store holds less than the weights, as one on a full disk would."""
+    from ray.cluster_utils import Cluster
+
+    monkeypatch.setenv("RAY_local_fs_capacity_threshold", "0")
+    small = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False,
+                                                          "object_store_memory": 80 << 20})
+    try:
+        small.wait_for_nodes()
+        r = td2048("train", "--network", "4x6", "--episodes", 1000, "--ray", small.address, "--workers", 1,
+                   "--out", tmp_path / "run", env=cli_env, timeout=300)
+    finally:
+        small.shutdown()
+    assert_one_line_error(r, "object store is full and its disk too full to spill to")

@@ -63,6 +63,8 @@ PIECES_AHEAD = 2  # pieces sent to a worker at once: it starts the next as it en
 START_SECONDS = 300  # a worker not started by then: the cluster has no room for it
 SYNC_GROUP = "sync"  # the workers' concurrency group of the sync steps that run beside the learning
 MAX_FAILURES = 5  # workers lost in a row (with no sync between) before the run gives up
+DISK_FULL = ("a Ray node's object store is full and its disk too full to spill to (over Ray's "
+             "RAY_local_fs_capacity_threshold, 95% by default): free disk space there, then --resume the run")
 NO_ACCUMULATORS = np.zeros(0, np.float32)
 NOTHING_LISTED = (np.zeros(0, np.uint32), np.zeros(0, np.float32), np.zeros((0, 2), np.float32))
 
@@ -392,8 +394,8 @@ class RayLearner:
 
     def _start(self, k: int, states: np.ndarray):
         if self._weights_ref is None:
-            self._weights_ref = (self.ray.put(self.network.weights),
-                                 None if self.network.accumulators is None else self.ray.put(self.network.accumulators))
+            self._weights_ref = (self._put(self.network.weights),
+                                 None if self.network.accumulators is None else self._put(self.network.accumulators))
         weights, acc = self._weights_ref
         return self._actor_class.remote(self._spec, weights, acc, states)
 
@@ -416,14 +418,24 @@ class RayLearner:
         self.pids[k], self.nodes[k] = self._started([self.actors[k].ready.remote()])[0]
 
     def _get(self, ref):
-        """``ray.get``, with a worker's own error (a bug, a TD2048Error) raised here in one line."""
+        """``ray.get``, with a worker's own error (a TD2048Error, a full disk) raised here in one line."""
         try:
             return self.ray.get(ref)
+        except self.ray.exceptions.OutOfDiskError:
+            raise TD2048Error(DISK_FULL) from None
         except self.ray.exceptions.RayTaskError as e:
-            cause = e.cause if isinstance(e.cause, TD2048Error) else None
-            if cause is not None:
-                raise TD2048Error(str(cause)) from None
+            if isinstance(e.cause, self.ray.exceptions.OutOfDiskError):
+                raise TD2048Error(DISK_FULL) from None
+            if isinstance(e.cause, TD2048Error):
+                raise TD2048Error(str(e.cause)) from None
             raise
+
+    def _put(self, array: np.ndarray):
+        """``ray.put``, with a full disk a one-line error."""
+        try:
+            return self.ray.put(array)
+        except self.ray.exceptions.OutOfDiskError:
+            raise TD2048Error(DISK_FULL) from None
 
     def _call_all(self, method: str, *args) -> list:
         """Call a method on every worker; a worker that died is started again and called once more."""
