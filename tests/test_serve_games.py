@@ -32,11 +32,14 @@ def servers(tmp_path_factory, cli_env):
 def test_a_served_game_to_its_end_passes_the_judge(servers, game, cli_env):
     server, tmp = servers[game]
     state = server.ok("POST", "/api/games", {"seed": 3})
+    legal = state["legal"]
     for _ in range(5000):
         result = server.ok("POST", f"/api/games/{state['id']}/moves", {"engine": True})
+        assert result["move"] in legal and bool(result["legal"]) != result["over"]  # the moves it allowed
+        legal = result["legal"]
         if result["over"]:
             break
-    assert result["over"]
+    assert result["over"] and result["legal"] == []
     status, answer = server.post(f"/api/games/{state['id']}/moves", {"move": "up"})
     assert_refused(answer, status, 409, "is over")
     status, record = server.get(f"/api/games/{state['id']}/record")

@@ -84,6 +84,8 @@ class GameSummary(BaseModel):
     score: int
     moves: int = Field(description="moves played")
     max_tile: int
+    legal: list[Literal["up", "right", "down", "left"]] = Field(
+        description="the moves that change the board, in the order up, right, down, left (none once it is over)")
     over: bool
 
 

@@ -135,10 +135,11 @@ class ServedGame:
         return {"cell": cell, "tile": tile_value(self.game, code)}
 
     def summary(self) -> dict:
-        """The game now: id, board (16 tile values), score, moves played, largest tile, whether it is over."""
+        """The game now: id, board (16 tile values), score, moves played, largest tile, the legal moves (in the
+        order up, right, down, left; none once the game is over), whether it is over."""
         board = self.board
         return {"id": self.id, "board": [v for row in board.tiles for v in row], "score": self.score,
-                "moves": len(self.moves), "max_tile": board.max_tile, "over": self.over}
+                "moves": len(self.moves), "max_tile": board.max_tile, "legal": board.legal_moves(), "over": self.over}
 
     def state(self) -> dict:
         """The game so far: :meth:`summary`, the game, its seed, every move and every tile placed (two at the

@@ -78,7 +78,8 @@ const newGame = () => act(async () => {
 function playerMove(move) {
   stopEngine();  // a move of one's own takes over from the engine
   act(async () => {
-    if (!play.game || play.game.over) return;
+    // a move that does not change the board does nothing, as in the game (the server would refuse it)
+    if (!play.game || play.game.over || !play.game.legal.includes(move)) return;
     const result = await api("POST", `/api/games/${play.game.id}/moves`, {move});
     $("hint").hidden = true;
     placedCell(result);
