@@ -13,7 +13,9 @@ lock-free on one table, as td2048's TC threads run.
 The stream: boards of real games (the shipped model's greedy play; each thread plays its own games, so the
 threads share the hot weights of the early boards as training threads do), their 4x6 feature indices
 computed by td2048's kernels. Each move reads four boards' values (the candidate afterstates of a move:
-this board and the next three of the same game) and updates the first by TC's rule. Layouts:
+this board and the next three of the same game) and updates the move before by TC's rule, pipelined as
+td2048's forward TC kernels are (each move's weights asked for at once, the accumulators of the update a move
+ahead, with the prefetches td2048's kernels use for networks of 64 MiB or more). Layouts:
 
 - ``split``: td2048's, ``w[i]`` and ``acc[2i], acc[2i + 1]`` (4 + 8 bytes, two lines);
 - ``side``: one array of 4 floats a weight, ``w, E, A, 0`` (16 bytes, one line; 4/3 of the memory);
@@ -34,6 +36,7 @@ import numpy as np
 from numba import njit
 
 import td2048
+from td2048.kernels.merge import prefetch_far
 from td2048.models import shipped_model
 from td2048.network import fresh_accumulators
 from td2048.threads import run_threads
@@ -50,40 +53,64 @@ def _value(w, feats, r, stride):
 
 
 @njit(nogil=True, cache=True)
+def _ask(w, feats, r, stride):
+    for f in range(feats.shape[1]):
+        prefetch_far(w, stride * feats[r, f])
+
+
+@njit(nogil=True, cache=True)
 def moves_split(w, acc, feats, lo, hi, alpha):
-    """TC moves on rows lo..hi of ``feats``: weights in ``w``, accumulators in ``acc``."""
+    """TC moves on rows lo..hi of ``feats``, weights in ``w`` and accumulators in ``acc``, pipelined as td2048's
+    forward TC kernels are: the candidates' weights asked for, then the update of the move before (its
+    accumulators asked for one move earlier), then the candidates' values."""
+    n_features = feats.shape[1]
     total = 0.0
+    pending = -1
+    target = 0.0
     for r in range(lo, hi - CANDIDATES):
+        for k in range(CANDIDATES):
+            _ask(w, feats, r + k, 1)
+        if pending >= 0:
+            u = np.float32(alpha * (target - _value(w, feats, pending, 1)) / n_features)
+            au = abs(u)
+            for f in range(n_features):
+                i = feats[pending, f]
+                j = i + i
+                w[i] += u * (abs(acc[j]) / acc[j + 1])
+                acc[j] += u
+                acc[j + 1] += au
         best = _value(w, feats, r, 1)
         for k in range(1, CANDIDATES):
             best = max(best, _value(w, feats, r + k, 1))
-        u = np.float32(alpha * (0.9 * best + 1.0 - _value(w, feats, r, 1)) / feats.shape[1])
-        au = abs(u)
-        for f in range(feats.shape[1]):
-            i = feats[r, f]
-            j = i + i
-            w[i] += u * (abs(acc[j]) / acc[j + 1])
-            acc[j] += u
-            acc[j + 1] += au
+        pending, target = r, 0.9 * best + 1.0
+        _ask(acc, feats, r, 2)
         total += best
     return total
 
 
 @njit(nogil=True, cache=True)
 def moves_side(t, feats, lo, hi, alpha, stride):
-    """The same moves on one array of ``stride`` floats a weight: weight, E, A (, padding)."""
+    """The same moves on one array of ``stride`` floats a weight (weight, E, A, padding): the accumulators
+    come with the weight's line, nothing more to ask for."""
+    n_features = feats.shape[1]
     total = 0.0
+    pending = -1
+    target = 0.0
     for r in range(lo, hi - CANDIDATES):
+        for k in range(CANDIDATES):
+            _ask(t, feats, r + k, stride)
+        if pending >= 0:
+            u = np.float32(alpha * (target - _value(t, feats, pending, stride)) / n_features)
+            au = abs(u)
+            for f in range(n_features):
+                j = stride * feats[pending, f]
+                t[j] += u * (abs(t[j + 1]) / t[j + 2])
+                t[j + 1] += u
+                t[j + 2] += au
         best = _value(t, feats, r, stride)
         for k in range(1, CANDIDATES):
             best = max(best, _value(t, feats, r + k, stride))
-        u = np.float32(alpha * (0.9 * best + 1.0 - _value(t, feats, r, stride)) / feats.shape[1])
-        au = abs(u)
-        for f in range(feats.shape[1]):
-            j = stride * feats[r, f]
-            t[j] += u * (abs(t[j + 1]) / t[j + 2])
-            t[j + 1] += u
-            t[j + 2] += au
+        pending, target = r, 0.9 * best + 1.0
         total += best
     return total
 
