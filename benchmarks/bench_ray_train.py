@@ -105,6 +105,7 @@ def main() -> int:
     print("| way | episodes/s | moves/s | " + " | ".join(f"avg at {e:,}" for e in
                                                         range(args.every, args.episodes + 1, args.every)) + " |")
     print("|---|---|---|" + "---|" * (args.episodes // args.every))
+    rows = {}
     for way, runs in logs.items():
         eps = statistics.median(speed(log, "episodes") for log in runs)
         mps = statistics.median(speed(log, "moves") for log in runs)
@@ -112,8 +113,25 @@ def main() -> int:
         for e in range(args.every, args.episodes + 1, args.every):
             # the mean over rounds of the average of the blocks in (e - every, e]
             per_run = [statistics.mean(b["avg"] for b in log if e - args.every < b["episodes"] <= e) for log in runs]
-            points.append(f"{statistics.mean(per_run):,.0f}")
-        print(f"| {way} | {eps:,.0f} | {mps / 1e6:.2f}M | " + " | ".join(points) + " |")
+            points.append(statistics.mean(per_run))
+        rows[way] = (eps, mps, points)
+        print(f"| {way} | {eps:,.0f} | {mps / 1e6:.2f}M | " + " | ".join(f"{x:,.0f}" for x in points) + " |")
+    if "threads" in rows:
+        eps0, mps0, points0 = rows["threads"]
+        for way, (eps, mps, points) in rows.items():
+            if way != "threads":
+                print(f"| {way} / threads | {eps / eps0:.2f}x | {mps / mps0:.2f}x | " +
+                      " | ".join(f"{x / x0:.2f}" for x, x0 in zip(points, points0)) + " |")
+
+    print("\n| Ray run, all rounds | syncs per round | s per sync (median of the rounds) | "
+          "episodes per worker per sync |")
+    print("|---|---|---|---|")
+    for way in (w for w in logs if w.startswith("ray")):
+        syncs = [sum(b["syncs"] for b in log[1:]) for log in logs[way]]  # past the first block (starting, compiling)
+        seconds = [sum(b["sync_s"] for b in log[1:]) / max(n, 1) for n, log in zip(syncs, logs[way])]
+        played = [log[-1]["episodes"] - log[0]["episodes"] for log in logs[way]]
+        print(f"| {way} | {statistics.mean(syncs):,.0f} | {statistics.median(seconds):.3f} | "
+              f"{statistics.mean(e / max(n, 1) / k for e, n in zip(played, syncs)):,.0f} |")
 
     print("\n| Ray run (first round), episodes | syncs | s per sync | of which list / merge / write | weights changed "
           "per sync, per worker | merged weights per sync | bytes moved per sync |")
