@@ -59,58 +59,34 @@ def _ask(w, feats, r, stride):
 
 
 @njit(nogil=True, cache=True)
-def moves_split(w, acc, feats, lo, hi, alpha):
-    """TC moves on rows lo..hi of ``feats``, weights in ``w`` and accumulators in ``acc``, pipelined as td2048's
-    forward TC kernels are: the candidates' weights asked for, then the update of the move before (its
-    accumulators asked for one move earlier), then the candidates' values."""
+def tc_moves(w, stride, acc, acc_stride, acc_at, feats, lo, hi, alpha):
+    """TC moves on rows lo..hi of ``feats``: weight i at ``w[stride * i]``, its accumulators at
+    ``acc[acc_stride * i + acc_at]`` and the next float (``acc`` may be ``w``). Pipelined as td2048's forward TC
+    kernels are: the candidates' weights asked for, then the update of the move before (its accumulators asked
+    for one move earlier, when they are not on the weight's line), then the candidates' values."""
     n_features = feats.shape[1]
+    own_lines = acc_stride != stride  # the accumulators are not on the weight's cache line
     total = 0.0
     pending = -1
     target = 0.0
     for r in range(lo, hi - CANDIDATES):
         for k in range(CANDIDATES):
-            _ask(w, feats, r + k, 1)
+            _ask(w, feats, r + k, stride)
         if pending >= 0:
-            u = np.float32(alpha * (target - _value(w, feats, pending, 1)) / n_features)
+            u = np.float32(alpha * (target - _value(w, feats, pending, stride)) / n_features)
             au = abs(u)
             for f in range(n_features):
                 i = feats[pending, f]
-                j = i + i
-                w[i] += u * (abs(acc[j]) / acc[j + 1])
+                j = acc_stride * i + acc_at
+                w[stride * i] += u * (abs(acc[j]) / acc[j + 1])
                 acc[j] += u
                 acc[j + 1] += au
-        best = _value(w, feats, r, 1)
+        best = _value(w, feats, r, stride)
         for k in range(1, CANDIDATES):
-            best = max(best, _value(w, feats, r + k, 1))
+            best = max(best, _value(w, feats, r + k, stride))
         pending, target = r, 0.9 * best + 1.0
-        _ask(acc, feats, r, 2)
-        total += best
-    return total
-
-
-@njit(nogil=True, cache=True)
-def moves_side(t, feats, lo, hi, alpha, stride):
-    """The same moves on one array of ``stride`` floats a weight (weight, E, A, padding): the accumulators
-    come with the weight's line, nothing more to ask for."""
-    n_features = feats.shape[1]
-    total = 0.0
-    pending = -1
-    target = 0.0
-    for r in range(lo, hi - CANDIDATES):
-        for k in range(CANDIDATES):
-            _ask(t, feats, r + k, stride)
-        if pending >= 0:
-            u = np.float32(alpha * (target - _value(t, feats, pending, stride)) / n_features)
-            au = abs(u)
-            for f in range(n_features):
-                j = stride * feats[pending, f]
-                t[j] += u * (abs(t[j + 1]) / t[j + 2])
-                t[j + 1] += u
-                t[j + 2] += au
-        best = _value(t, feats, r, stride)
-        for k in range(1, CANDIDATES):
-            best = max(best, _value(t, feats, r + k, stride))
-        pending, target = r, 0.9 * best + 1.0
+        if own_lines:
+            _ask(acc, feats, r, acc_stride)
         total += best
     return total
 
@@ -162,14 +138,14 @@ def main() -> int:
     fresh = fresh_accumulators(n)
     tables = {}
     for layout in args.layouts:
-        if layout == "split":
-            tables[layout] = (np.zeros(n, np.float32), fresh.copy())
+        if layout == "split":  # (weights, stride, accumulators, their stride, offset)
+            tables[layout] = (np.zeros(n, np.float32), 1, fresh.copy(), 2, 0)
         else:
             stride = 4 if layout == "side" else 3
             t = np.zeros(n * stride, np.float32)
             t[1::stride] = fresh[0::2]
             t[2::stride] = fresh[1::2]
-            tables[layout] = (t, stride)
+            tables[layout] = (t, stride, t, stride, 1)
 
     def run(layout: str, threads: int, passes: int = args.passes) -> float:
         table = tables[layout]
@@ -178,10 +154,7 @@ def main() -> int:
         def work(k):
             feats = streams[k]
             for _ in range(passes):
-                if layout == "split":
-                    moves_split(table[0], table[1], feats, 0, len(feats), 0.1)
-                else:
-                    moves_side(table[0], feats, 0, len(feats), 0.1, table[1])
+                tc_moves(*table, feats, 0, len(feats), 0.1)
             moves[k] = passes * (len(feats) - CANDIDATES)
 
         start = time.perf_counter()
@@ -190,8 +163,7 @@ def main() -> int:
 
     for layout in args.layouts:  # compile, and touch the pages: the same moves on one thread, the same weights
         run(layout, 1, 1)
-    weights = {layout: tables[layout][0] if layout == "split" else tables[layout][0][::tables[layout][1]]
-               for layout in args.layouts}
+    weights = {layout: tables[layout][0][::tables[layout][1]] for layout in args.layouts}
     assert all(np.array_equal(weights[layout], weights[args.layouts[0]]) for layout in args.layouts)
     speeds = {(layout, t): [] for layout in args.layouts for t in args.threads}
     for r in range(args.rounds):
