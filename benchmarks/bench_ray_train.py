@@ -4,7 +4,6 @@
     python benchmarks/bench_ray_train.py --sync-every 0.25 1     # a Ray run for each sync interval
     python benchmarks/bench_ray_train.py --network 8x6 --episodes 10000 --rounds 1 --no-threads
     python benchmarks/bench_ray_train.py --workers 4 --worker-threads 4      # on a machine of 16 cores
-    python benchmarks/bench_ray_train.py --sync-every 0.25 --nice-sync-every 0.25   # learning threads at nice +5
 
 Starts a Ray cluster of K nodes on this machine (--workers K, default 2; T CPUs each, --worker-threads T,
 default 1: each worker lands on a node of its own, and the workers talk through the object store as nodes
@@ -20,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -28,10 +26,10 @@ import tempfile
 from pathlib import Path
 
 
-def train(out: Path, network: str, episodes: int, seed: int, extra: list[str], env: dict | None = None) -> list[dict]:
+def train(out: Path, network: str, episodes: int, seed: int, extra: list[str]) -> list[dict]:
     cmd = [sys.executable, "-m", "td2048.cli", "train", "--network", network, "--episodes", str(episodes),
            "--seed", str(seed), "--out", str(out), "--quiet", "--snapshot-every", "1h", *extra]
-    subprocess.run(cmd, check=True, stdin=subprocess.DEVNULL, env=env)
+    subprocess.run(cmd, check=True, stdin=subprocess.DEVNULL)
     return [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
 
 
@@ -54,10 +52,6 @@ def main() -> int:
     p.add_argument("--every", type=int, default=5000, help="episodes between points of the learning curve")
     p.add_argument("--method", nargs="*", default=["--tc", "--update", "forward"],
                    help="training options of both runs (default: --tc --update forward)")
-    p.add_argument("--nice-sync-every", type=float, nargs="*", default=[],
-                   help="a Ray run for each of these sync intervals, its workers' learning threads at nice "
-                        "+--worker-nice (TD2048_WORKER_NICE)")
-    p.add_argument("--worker-nice", type=int, default=5, help="the nice increment of those runs (default 5)")
     p.add_argument("--no-threads", action="store_true", help="the Ray runs only (their sync costs)")
     p.add_argument("--keep", metavar="DIR", help="keep the run directories there (default: a temporary folder)")
     p.add_argument("--workers", type=int, default=2, help="Ray workers, each on a node of its own (default 2)")
@@ -75,12 +69,6 @@ def main() -> int:
     ways = {f"ray, sync {every:g} s": ["--ray", cluster.address, "--workers", str(k), "--threads", str(t),
                                        "--sync-every", str(every)]
             for every in args.sync_every}
-    envs = {}
-    for every in args.nice_sync_every:
-        way = f"ray, sync {every:g} s, nice +{args.worker_nice}"
-        ways[way] = ways.get(f"ray, sync {every:g} s") or [
-            "--ray", cluster.address, "--workers", str(k), "--threads", str(t), "--sync-every", str(every)]
-        envs[way] = {**os.environ, "TD2048_WORKER_NICE": str(args.worker_nice)}
     if not args.no_threads:
         ways["threads"] = ["--threads", str(k * t)]
     logs: dict[str, list[list[dict]]] = {way: [] for way in ways}
@@ -91,8 +79,7 @@ def main() -> int:
                 order = list(ways) if r % 2 == 0 else list(reversed(ways))
                 for way in order:
                     name = way.replace(" ", "").replace(",", "-")
-                    log = train(Path(tmp) / f"{name}-{r}", args.network, args.episodes, r, [*args.method, *ways[way]],
-                                envs.get(way))
+                    log = train(Path(tmp) / f"{name}-{r}", args.network, args.episodes, r, [*args.method, *ways[way]])
                     logs[way].append(log)
                     eps = speed(log, "episodes")
                     print(f"# round {r + 1} {way}: {eps:,.0f} episodes/s, last block avg {log[-1]['avg']:,.0f}",

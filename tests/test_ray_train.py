@@ -3,11 +3,9 @@ real runs of the command on a real two-node Ray cluster on this machine (one CPU
 two nodes): a run, a worker killed from outside in the middle, the driver killed and the run resumed, TC."""
 
 import json
-import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 
 import naive
@@ -17,7 +15,7 @@ from commands import assert_one_line_error, td2048
 from hypothesis import given
 from hypothesis import strategies as st
 
-from td2048.distributed.ray_train import TrainWorker, WorkerSpec, _yield_to_syncs, merge_parts
+from td2048.distributed.ray_train import TrainWorker, WorkerSpec, merge_parts
 from td2048.io.model import load_model
 from td2048.kernels.exchange import apply_changes, changed_indices, flagged_indices, gather_changes, merge_changes
 from td2048.kernels.merge import CHUNK_SHIFT, dirty_size, merge_regions
@@ -178,30 +176,6 @@ def test_one_workers_change_is_taken_exactly_and_accumulators_add_up():
     assert weights[0] == np.float32(1.1) and weights[1] == 2.0 and weights[2] == 3.5
     assert weights[3] == np.float32(4.0 + 0.25 - 0.5)
     assert list(acc[:2]) == [2.0, 5.0] and list(acc[2:]) == [1.0] * 6
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a nice value per thread is Linux's")
-def test_a_workers_learning_thread_yields_to_its_syncs_when_asked(monkeypatch):
-    monkeypatch.setenv("TD2048_WORKER_NICE", "3")
-    nice = {}
-
-    def learning():  # as TrainWorker.learn does: its thread, and the threads its learner starts, are nicer
-        own = threading.get_native_id()
-        nice["before"] = os.getpriority(os.PRIO_PROCESS, own)
-        _yield_to_syncs()
-        _yield_to_syncs()  # once per thread
-        nice["after"] = os.getpriority(os.PRIO_PROCESS, own)
-        child = threading.Thread(target=lambda: nice.setdefault("child", os.getpriority(
-            os.PRIO_PROCESS, threading.get_native_id())))
-        child.start()
-        child.join()
-
-    main = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
-    thread = threading.Thread(target=learning)
-    thread.start()
-    thread.join()
-    assert nice["after"] == nice["child"] == min(19, nice["before"] + 3)
-    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == main  # the sync's thread keeps its own
 
 
 def test_workers_and_sync_every_need_ray_and_a_cluster_that_answers(tmp_path):

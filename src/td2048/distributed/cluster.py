@@ -15,7 +15,7 @@ from td2048.errors import TD2048Error
 REACH_SECONDS = 5  # a cluster address that does not answer a TCP connection within this is an error
 RAY_MISSING = "--ray needs Ray, which is not installed: pip install 'td2048[ray]'"
 # environment variables that follow the driver to the workers (the kernel caches)
-FORWARDED_ENV = ("TD2048_CACHE_DIR", "NUMBA_CACHE_DIR", "XDG_CACHE_HOME", "TD2048_WORKER_NICE")
+FORWARDED_ENV = ("TD2048_CACHE_DIR", "NUMBA_CACHE_DIR", "XDG_CACHE_HOME")
 
 
 def import_ray():

@@ -34,9 +34,7 @@ Killing the driver kills its workers; ``--resume`` goes on from the last snapsho
 
 from __future__ import annotations
 
-import os
 import sys
-import threading
 import time
 from dataclasses import dataclass
 
@@ -188,7 +186,6 @@ class TrainWorker:
         """Learn from ``episodes`` episodes (``options``: :meth:`td2048.learn.Learner.run`'s keywords).
 
         Returns (scores, largest tile codes, moves, restarted, seconds) per episode."""
-        _yield_to_syncs()
         block = self.learner.run(episodes, **options)
         return block.scores, block.max_codes, block.moves, block.restarted, block.seconds
 
@@ -298,24 +295,6 @@ class TrainWorker:
     def set_restart_pools(self, pools: list[dict]) -> None:
         """Take back kept boards (a resumed run)."""
         self.learner.set_restart_pools(pools)
-
-
-_NICED: set[int] = set()  # the learning threads whose priority _yield_to_syncs lowered
-
-
-def _yield_to_syncs() -> None:
-    """Lower the calling (learning) thread's priority by the nice increment in ``TD2048_WORKER_NICE``, if set, so
-    that on a node whose cores are all learning, a sync's steps (on the worker's sync thread) and Ray's own
-    threads take a core at once; the threads a learner starts inherit it. Linux gives each thread its own nice
-    value."""
-    nice = int(os.environ.get("TD2048_WORKER_NICE") or 0)
-    tid = threading.get_native_id()
-    if nice > 0 and tid not in _NICED and sys.platform.startswith("linux"):
-        _NICED.add(tid)
-        try:
-            os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + nice))
-        except OSError:
-            pass
 
 
 @dataclass
