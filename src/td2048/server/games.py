@@ -60,7 +60,12 @@ class ServedGame:
         for _ in range(2):
             board = self._place(board)
         self._push(board)
-        self.over = not board.legal_moves()
+        self.legal = board.legal_moves()  # the moves that change the board now (none: the game is over)
+
+    @property
+    def over(self) -> bool:
+        """Whether no move changes the board."""
+        return not self.legal
 
     @property
     def board(self) -> Board:
@@ -103,7 +108,7 @@ class ServedGame:
         self.moves.append(MOVE_NAMES.index(name))
         self.rewards.append(reward)
         self.score += reward
-        self.over = not board.legal_moves()
+        self.legal = board.legal_moves()
         self.acted = time.time()
         return {"move": name, "reward": reward, "placed": self._placement(-1), **self.summary()}
 
@@ -126,7 +131,7 @@ class ServedGame:
         self.moves.pop()
         self.placed.pop()
         self.score -= self.rewards.pop()
-        self.over = False
+        self.legal = self.board.legal_moves()
         self.acted = time.time()
         return self.summary()
 
@@ -139,7 +144,7 @@ class ServedGame:
         order up, right, down, left; none once the game is over), whether it is over."""
         board = self.board
         return {"id": self.id, "board": [v for row in board.tiles for v in row], "score": self.score,
-                "moves": len(self.moves), "max_tile": board.max_tile, "legal": board.legal_moves(), "over": self.over}
+                "moves": len(self.moves), "max_tile": board.max_tile, "legal": self.legal, "over": self.over}
 
     def state(self) -> dict:
         """The game so far: :meth:`summary`, the game, its seed, every move and every tile placed (two at the
