@@ -20,6 +20,15 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def sb3_log_folder(tmp_path_factory):
+    """Stable-Baselines3 makes a folder for its logger on every learn() (tempdir/SB3-<time> unless
+    $SB3_LOGDIR names one): keep them in pytest's own temporary folder, not the machine's."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SB3_LOGDIR", str(tmp_path_factory.mktemp("sb3-logs")))
+        yield
+
+
 @pytest.fixture(scope="session")
 def cli_env():
     """Environment for real subprocess runs of the CLI (same kernel cache as the tests)."""
