@@ -4,7 +4,7 @@
 
 Both models play the same ``--games`` games at depth 1 (each game's random state comes from ``--seed`` and its
 index, as in ``td2048 eval``, so the totals are ``td2048 eval MODEL --games G --seed S``'s). Prints each model's
-average and reach rates over all the games, one row per set of consecutive games (``--sets``: 10 sets of 1,000
+average and ``--tile`` rate over all the games, one row per set of consecutive games (``--sets``: 10 sets of 1,000
 of 10,000 games), and in how many sets B is ahead on average, on the ``--tile`` rate, and on both: whether a
 difference that shows over all the games also shows on one set of the size a test would use.
 """
@@ -17,12 +17,13 @@ import numpy as np
 
 import td2048
 from td2048.distributed.shards import plan_shards, play_shard
+from td2048.games.tiles import tile_code
 from td2048.settings import Search
 from td2048.threads import run_threads
 
 
-def play(path: str, games: int, seed: int, threads: int) -> tuple[np.ndarray, np.ndarray]:
-    """Scores and largest tiles of games 0 .. games - 1, in game order."""
+def play(path: str, games: int, seed: int, threads: int, tile: int) -> tuple[np.ndarray, np.ndarray]:
+    """Scores of games 0 .. games - 1, in game order, and whether each reached ``tile``."""
     network = td2048.load(path)
     shards = plan_shards(games, -(-games // threads))
     results = [None] * len(shards)
@@ -32,8 +33,10 @@ def play(path: str, games: int, seed: int, threads: int) -> tuple[np.ndarray, np
 
     run_threads(len(shards), work)
     scores = np.concatenate([r.scores for r in results])
-    tiles = np.concatenate([np.where(r.max_codes > 0, 1 << r.max_codes, 0) for r in results])
-    return scores, tiles
+    code = tile_code(network.game, tile)
+    if code is None:
+        raise SystemExit(f"compare_models.py: {tile} is not a tile of {network.game}")
+    return scores, np.concatenate([r.max_codes >= code for r in results])
 
 
 def main() -> int:
@@ -49,13 +52,13 @@ def main() -> int:
         parser.error(f"--games {args.games} does not cut into {args.sets} equal sets")
 
     names = ("A", "B")
-    played = [play(path, args.games, args.seed, args.threads) for path in args.models]
-    for name, path, (scores, tiles) in zip(names, args.models, played, strict=True):
-        print(f"{name} {path}: average {scores.mean():,.0f}, {args.tile} in {(tiles >= args.tile).mean():.1%} "
+    played = [play(path, args.games, args.seed, args.threads, args.tile) for path in args.models]
+    for name, path, (scores, reached) in zip(names, args.models, played, strict=True):
+        print(f"{name} {path}: average {scores.mean():,.0f}, {args.tile} in {reached.mean():.1%} "
               f"of {args.games:,} games (seed {args.seed})")
     size = args.games // args.sets
     averages = [scores.reshape(args.sets, size).mean(axis=1) for scores, _ in played]
-    rates = [(tiles >= args.tile).reshape(args.sets, size).mean(axis=1) for _, tiles in played]
+    rates = [reached.reshape(args.sets, size).mean(axis=1) for _, reached in played]
     print(f"\n| games | A average | B average | A {args.tile} | B {args.tile} |")
     print("|---|---|---|---|---|")
     for k in range(args.sets):
