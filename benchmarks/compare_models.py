@@ -25,6 +25,9 @@ from td2048.threads import run_threads
 def play(path: str, games: int, seed: int, threads: int, tile: int) -> tuple[np.ndarray, np.ndarray]:
     """Scores of games 0 .. games - 1, in game order, and whether each reached ``tile``."""
     network = td2048.load(path)
+    code = tile_code(network.game, tile)
+    if code is None:  # before the games, not after them
+        raise SystemExit(f"compare_models.py: {tile} is not a tile of {network.game}")
     shards = plan_shards(games, -(-games // threads))
     results = [None] * len(shards)
 
@@ -33,9 +36,6 @@ def play(path: str, games: int, seed: int, threads: int, tile: int) -> tuple[np.
 
     run_threads(len(shards), work)
     scores = np.concatenate([r.scores for r in results])
-    code = tile_code(network.game, tile)
-    if code is None:
-        raise SystemExit(f"compare_models.py: {tile} is not a tile of {network.game}")
     return scores, np.concatenate([r.max_codes >= code for r in results])
 
 
