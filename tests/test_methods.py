@@ -16,7 +16,7 @@ from td2048.io.model import load_model, save_model
 from td2048.kernels import kernels_for
 from td2048.kernels.merge import NO_TRACKING
 from td2048.learn import Learner, TrainSettings, train
-from td2048.network import Network, parse_network, parse_stages
+from td2048.network import TC_START_EVIDENCE, Network, parse_network, parse_stages
 from td2048.run import TrainingRun
 
 TINY = np.finfo(np.float32).tiny
@@ -86,6 +86,23 @@ def test_tc_updates_on_a_hand_worked_weight():
         assert k.td_update(net.weights, acc, board, target, 1.0) == w
         assert (net.weights[1], acc[2], acc[3]) == (w, e, a)
     assert acc[0] == acc[1] == TINY  # weights never updated keep their first rate, 1
+
+
+def test_a_tc_start_rate_below_one_starts_every_weight_at_that_rate():
+    """Rate 0.1: E = 30, A = 300 (TC_START_EVIDENCE) for every weight. Target 8 from 0, alpha 1: u = 8 at rate
+    30/300, w = 0.8, E = 38, A = 308; target 4: u = 3.2 at rate 38/308."""
+    net = Network(parse_network("0", isomorphisms=1))
+    acc = net.start_accumulators(0.1)
+    assert TC_START_EVIDENCE == 300 and np.all(acc[0::2] == np.float32(30)) and np.all(acc[1::2] == 300)
+    assert net.start_accumulators(1.0) is acc  # the network's own accumulators are kept
+    k = kernels_for(net.spec, tc=True)
+    board = np.uint64(1)
+    assert k.td_update(net.weights, acc, board, 8.0, 1.0) == np.float32(0.8)
+    assert (acc[2], acc[3]) == (38, 308)
+    u = np.float32(4.0 - np.float32(0.8))
+    expected = np.float32(np.float32(0.8) + np.float32(u * np.float32(np.float32(38) / np.float32(308))))
+    assert k.td_update(net.weights, acc, board, 4.0, 1.0) == expected
+    assert (acc[0], acc[1]) == (np.float32(30), 300)  # a weight never updated keeps the start rate
 
 
 class StagedTCReference(StagedReference, TCReference):
@@ -210,9 +227,15 @@ def test_otd_then_tc_run_resumes_bit_for_bit_and_the_model_keeps_the_accumulator
 def test_cli_methods_and_their_errors(tmp_path, cli_env):
     run = tmp_path / "run"
     r = td2048("train", "--network", SMALL, "--episodes", 200, "--block", 100, "--seed", 1, "--stages", STAGES,
-               "--optimistic", 1000, "--tc-from", 100, "--out", run, env=cli_env)
+               "--optimistic", 1000, "--tc-from", 100, "--tc-start-rate", 0.1, "--out", run, env=cli_env)
     assert r.returncode == 0, r.stderr
-    assert "2 stages (from 64)" in r.stdout and "optimistic 1000, TC (alpha 1.0) from episode 100" in r.stdout
+    assert "2 stages (from 64)" in r.stdout
+    assert "optimistic 1000, TC (alpha 1.0, starting at rate 0.1) from episode 100" in r.stdout
+    trained, header = load_model(run / "model.td2048")
+    errors, absolutes = trained.accumulators[0::2], trained.accumulators[1::2]
+    assert header["training"]["tc_start_rate"] == 0.1 and np.all(absolutes >= TC_START_EVIDENCE)
+    untouched = absolutes == TC_START_EVIDENCE
+    assert 0 < untouched.sum() < untouched.size and np.all(errors[untouched] == np.float32(30))
     r = td2048("convert", run / "model.td2048", tmp_path / "play.td2048", "--playing", env=cli_env)
     assert r.returncode == 0, r.stderr
     played, _ = load_model(tmp_path / "play.td2048")
@@ -225,6 +248,9 @@ def test_cli_methods_and_their_errors(tmp_path, cli_env):
                            (["--stages", "100"], "not a tile of 2048"),
                            (["--tc-from", "150%"], "--tc-from must be"),
                            (["--tc", "--tc-from", "5"], "give one of them"),
+                           (["--tc", "--tc-start-rate", "0"], "--tc-start-rate must be a rate in (0, 1]"),
+                           (["--tc", "--tc-start-rate", "1.5"], "--tc-start-rate must be a rate in (0, 1]"),
+                           (["--tc-start-rate", "0.1"], "add --tc or --tc-from"),
                            (["--restarts", "1"], "--restarts must be"),
                            (["--restart-tile", "3000"], "--restart-tile must be a tile"),
                            (["--optimistic", "5", "--init", run / "model.td2048"], "with --init"),

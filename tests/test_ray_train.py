@@ -20,7 +20,7 @@ from td2048.io.model import load_model
 from td2048.kernels.exchange import apply_changes, changed_indices, flagged_indices, gather_changes, merge_changes
 from td2048.kernels.merge import CHUNK_SHIFT, dirty_size, merge_regions
 from td2048.learn import Learner
-from td2048.network import Network, fresh_accumulators
+from td2048.network import TC_START_EVIDENCE, Network, fresh_accumulators
 from td2048.rng import thread_rng_states
 from td2048.spec import parse_network, parse_stages
 
@@ -130,21 +130,25 @@ def test_tracked_tc_kernels_flag_every_weight_they_change(network, stages, threa
     assert learner.unflagged
 
 
-@pytest.mark.parametrize("tc", [False, True])
-def test_a_worker_that_learned_during_a_sync_keeps_what_it_learned(tc):
+@pytest.mark.parametrize("tc, start_rate", [(False, 1.0), (True, 1.0), (True, 0.1)])
+def test_a_worker_that_learned_during_a_sync_keeps_what_it_learned(tc, start_rate):
     """Workers play on between a sync's steps: each merged weight becomes the merged value plus what the worker
-    changed since it listed its changes; the base becomes the merged value, so the next sync lists only that."""
+    changed since it listed its changes; the base becomes the merged value, so the next sync lists only that.
+    A TC start rate below 1: the workers start TC themselves, and their base starts as their accumulators do."""
     spec = parse_network("2x4")
     start = np.zeros(spec.n_weights, np.float32)
-    acc = fresh_accumulators(spec.n_weights) if tc else None
-    worker_spec = WorkerSpec(spec, "2048", 4, "afterstate", 1, 0.25, 1 << 30)
+    acc = fresh_accumulators(spec.n_weights) if tc and start_rate == 1 else None
+    worker_spec = WorkerSpec(spec, "2048", 4, "afterstate", 1, 0.25, 1 << 30, start_rate)
     workers = [TrainWorker(worker_spec, start, acc, thread_rng_states(k, 1)) for k in range(2)]
     bounds = np.array([0, spec.n_weights // 2, spec.n_weights])
+    options = dict(mode="forward", alpha=1.0 if tc else 0.1, tc=tc, tc_start_rate=start_rate)
     for worker in workers:
-        worker.learner.run(30, mode="forward", alpha=1.0 if tc else 0.1, tc=tc)
+        worker.learner.run(30, **options)
     lists = [worker.list_changes(bounds) for worker in workers]
+    if tc:
+        assert np.array_equal(workers[0].accumulator_base, fresh_accumulators(spec.n_weights, start_rate))
     listed = workers[0].network.weights.copy()
-    workers[0].learner.run(10, mode="forward", alpha=1.0 if tc else 0.1, tc=tc)  # learning on during the sync
+    workers[0].learner.run(10, **options)  # learning on during the sync
     since = workers[0].network.weights - listed
     acc_base = workers[0].accumulator_base if tc else np.zeros(0, np.float32)
     merged = [merge_parts([lists[k][j] for k in range(2)], workers[0].base, acc_base) for j in range(2)]
@@ -269,7 +273,8 @@ def test_a_killed_driver_resumes_with_tc_from_its_last_snapshot(tmp_path, cli_en
     """TC on two workers (the accumulators travel and merge); the driver SIGKILLed after a snapshot; resumed
     with --ray: every block once in the log, the accumulators in the model, the workers of the killed driver gone."""
     run = tmp_path / "tc"
-    args = (*RUN, "--tc", "--update", "forward", "--episodes", 12_000, "--snapshot-every", 2000)
+    args = (*RUN, "--tc", "--tc-start-rate", 0.5, "--update", "forward", "--episodes", 12_000,
+            "--snapshot-every", 2000)
     proc = start_train(cli_env, *args, "--ray", cluster.address, "--workers", 2, "--out", run)
     wait_for(lambda: (run / "snapshot.td2048").exists() and len(logged(run)) >= 3, proc, "a snapshot")
     proc.send_signal(signal.SIGKILL)
@@ -285,7 +290,10 @@ def test_a_killed_driver_resumes_with_tc_from_its_last_snapshot(tmp_path, cli_en
     assert [b["episodes"] for b in blocks] == list(range(1000, 12_001, 1000)) and all(b["tc"] for b in blocks)
     assert sum(b["syncs_beside"] for b in blocks) > 0  # TC: the syncs ran beside the learning
     network, _ = load_model(run / "model.td2048")
-    assert network.accumulators is not None
+    absolutes = network.accumulators[1::2]  # every worker, the driver and the resumed run started them at 0.5
+    assert np.all(absolutes >= 0.99999 * TC_START_EVIDENCE) and np.any(absolutes > TC_START_EVIDENCE)
+    untouched = absolutes == TC_START_EVIDENCE
+    assert np.any(untouched) and np.all(network.accumulators[0::2][untouched] == np.float32(150))
     assert len(train_workers()) == 0  # the killed driver's workers went with it; the new ones ended with the run
 
 

@@ -205,16 +205,17 @@ class Learner:
 
     def run(self, episodes: int, mode: str = "backward", alpha: float = 0.1, lam: float = 0.0,
             nstep: int = 0, explore: str = "none", first_episode: int = 0, tc: bool = False,
-            promote: bool = True, restarts: float = 0.0, restart_code: int = 0) -> EpisodeBlock:
+            promote: bool = True, restarts: float = 0.0, restart_code: int = 0,
+            tc_start_rate: float = 1.0) -> EpisodeBlock:
         """Learn from ``episodes`` episodes; ``mode`` is backward or forward.
 
         Backward updates use lambda-returns (``lam``; 0 is TD(0)) or, with ``nstep`` > 0, n-step returns.
         Learning, moves explore by the schedule ``explore`` (see :func:`exploration`), whose episode
         count starts at ``first_episode``. ``tc``: temporal coherence, ``alpha`` its meta rate (the
-        network's accumulators are made on the first TC block). ``promote``: a multistage network's
-        new stage starts from the previous stage's weights. ``restarts``: that share of episodes
-        starts from boards kept from earlier games, each game's first board with a tile code
-        >= ``restart_code``."""
+        network's accumulators are made on the first TC block, each weight's rate at ``tc_start_rate``).
+        ``promote``: a multistage network's new stage starts from the previous stage's weights.
+        ``restarts``: that share of episodes starts from boards kept from earlier games, each game's
+        first board with a tile code >= ``restart_code``."""
         tracked_tc = tc and self.change_flags is not None
         kernels = self.network.kernels_for(tc=True, tracked=tracked_tc) if tc else self.network.kernels
         if not tracked_tc:
@@ -226,7 +227,8 @@ class Learner:
         moves = np.zeros(episodes, np.int64)
         restarted = np.zeros(episodes, np.uint8)
         copies = self.threads > 1 and not tc  # TD on threads: on copies; TC: on the network's own weights
-        accumulators = self.network.start_accumulators() if tc else None  # made here, not by several threads
+        # made here, not by several threads
+        accumulators = self.network.start_accumulators(tc_start_rate) if tc else None
         if tc and self._copies is not None:  # TD then TC (OTD then TC): what the copies learned goes in first
             self.merge()
             self._copies = None
@@ -503,7 +505,8 @@ def train_blocks(settings: TrainSettings, learner: Learner, done: int) -> Iterat
             n = min(n, tc_start - done)  # a block ends where TC begins
         alpha = settings.tc_alpha if tc else alpha_at(settings.alpha_schedule, settings.alpha, done)
         block = learner.run(n, settings.update, alpha, settings.lam, settings.nstep, settings.explore, done, tc=tc,
-                           promote=settings.promote, restarts=settings.restarts, restart_code=restart_code)
+                           promote=settings.promote, restarts=settings.restarts, restart_code=restart_code,
+                           tc_start_rate=settings.tc_start_rate)
         done += n
         extra = {"alpha": alpha, **(block.info or {})}
         if tc:

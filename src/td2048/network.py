@@ -84,13 +84,26 @@ def aligned_zeros(*shape: int) -> np.ndarray:
     return aligned_bytes(int(np.prod(shape)) * 4).view(np.float32).reshape(shape)
 
 
-def fresh_accumulators(n_weights: int) -> np.ndarray:
-    """TC's accumulators as a TC phase starts them: both at the smallest normal float32 for every weight.
+TC_START_EVIDENCE = 300.0
+"""With a start rate below 1 (``--tc-start-rate``), the accumulated |update| that a TC phase's start counts as:
+every weight's accumulators start at E = rate x this, A = this, so its rate moves from the start rate to
+its own errors' once their |updates| add up to several times this (in units of an update, ``--tc-alpha`` /
+features x the TD error). Learning was the same for 30, 300 and 3,000 (docs/concepts/methods.md)."""
+
+
+def fresh_accumulators(n_weights: int, rate: float = 1.0) -> np.ndarray:
+    """TC's accumulators as a TC phase starts them, so that each weight's first TC step has ``rate``.
+
+    At rate 1 both start at the smallest normal float32 (TDL2048+'s convention: the first step is
+    ``--tc-alpha``'s whole step, and the weight's own errors take over at once). Below 1, E = rate x
+    :data:`TC_START_EVIDENCE` and A = :data:`TC_START_EVIDENCE`.
 
     Parameters
     ----------
     n_weights : int
         The network's weights.
+    rate : float
+        Each weight's first rate, in (0, 1].
 
     Returns
     -------
@@ -106,7 +119,11 @@ def fresh_accumulators(n_weights: int) -> np.ndarray:
         acc = aligned_zeros(2 * n_weights)
     except MemoryError:
         raise TD2048Error(f"not enough memory for {format_bytes(8 * n_weights)} of TC accumulators") from None
-    acc[:] = np.finfo(np.float32).tiny
+    if rate == 1.0:
+        acc[:] = np.finfo(np.float32).tiny
+    else:
+        acc[0::2] = rate * TC_START_EVIDENCE
+        acc[1::2] = TC_START_EVIDENCE
     return acc
 
 
@@ -174,11 +191,14 @@ class Network:
         file can be read and checked without them."""
         return self.kernels_for(wide=self.wide)
 
-    def start_accumulators(self) -> np.ndarray:
-        """TC's accumulators, made fresh if there are none.
+    def start_accumulators(self, rate: float = 1.0) -> np.ndarray:
+        """TC's accumulators, made fresh if there are none (see :func:`fresh_accumulators`).
 
-        Both start at the smallest normal float32, so each weight's first TC step has the rate
-        |accumulated error| / accumulated |error| = 1 (TDL2048+'s convention).
+        Parameters
+        ----------
+        rate : float
+            Each weight's first TC rate, |accumulated error| / accumulated |error|, in (0, 1]: 1 is
+            TDL2048+'s convention; a model's own accumulators, where it has them, are kept.
 
         Returns
         -------
@@ -191,7 +211,7 @@ class Network:
             When there is not enough memory for them.
         """
         if self.accumulators is None:
-            self.accumulators = fresh_accumulators(self.weights.size)
+            self.accumulators = fresh_accumulators(self.weights.size, rate)
         return self.accumulators
 
     @property

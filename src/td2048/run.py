@@ -213,7 +213,7 @@ class TrainingRun:
         return {"episodes": self.done, "alpha": s.alpha, "alpha_schedule": s.alpha_schedule, "update": s.update,
                 "lambda": s.lam, "nstep": s.nstep, "explore": s.explore, "seed": s.seed, "threads": s.threads,
                 "init": s.init, "optimistic": s.optimistic, "stages": s.stages, "promote": s.promote,
-                "tc_from": s.tc_from, "tc_alpha": s.tc_alpha, "restarts": s.restarts,
+                "tc_from": s.tc_from, "tc_alpha": s.tc_alpha, "tc_start_rate": s.tc_start_rate, "restarts": s.restarts,
                 "restart_tile": s.restart_tile, "run": str(self.directory),
                 **({"workers": s.workers, "sync_every": s.sync_every} if s.workers else {})}
 

@@ -95,6 +95,9 @@ class TrainSettings:
         Temporal coherence from this episode on (``"0"``, ``"900000"``, ``"90%"``); None: never.
     tc_alpha : float
         TC's meta rate (split over the features as alpha is).
+    tc_start_rate : float
+        Each weight's first TC rate, in (0, 1]: 1 (TDL2048+'s), or, after TD, ``alpha / tc_alpha`` to go on
+        at the TD phase's step (see :func:`td2048.network.fresh_accumulators`).
     restarts : float
         Share of episodes started from boards kept from earlier games.
     restart_tile : int or None
@@ -130,6 +133,7 @@ class TrainSettings:
     promote: bool = True
     tc_from: str | None = None
     tc_alpha: float = DEFAULT_TC_ALPHA
+    tc_start_rate: float = 1.0
     restarts: float = 0.0
     restart_tile: int | None = None
     workers: int = 0
@@ -188,6 +192,10 @@ class TrainSettings:
         self.tc_start()  # raises on a bad --tc-from
         if not (isinstance(self.tc_alpha, (int, float)) and math.isfinite(self.tc_alpha) and self.tc_alpha > 0):
             raise TD2048Error(f"--tc-alpha must be a positive number, not {self.tc_alpha}")
+        if not (isinstance(self.tc_start_rate, (int, float)) and 0 < self.tc_start_rate <= 1):
+            raise TD2048Error(f"--tc-start-rate must be a rate in (0, 1], not {self.tc_start_rate}")
+        if self.tc_start_rate != 1 and self.tc_from is None:
+            raise TD2048Error("--tc-start-rate sets where TC's rates start: add --tc or --tc-from")
         if not (isinstance(self.restarts, (int, float)) and 0.0 <= self.restarts < 1.0):
             raise TD2048Error(f"--restarts must be a share of episodes in [0, 1), not {self.restarts}")
         self.restart_code()  # raises on a bad --restart-tile

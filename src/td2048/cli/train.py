@@ -125,6 +125,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "--optimistic 320000 --tc-from 90%%); before it, plain TD with --alpha")
     p.add_argument("--tc-alpha", type=positive_float_arg, default=None, metavar="A",
                    help="TC's meta rate, split over the features as --alpha is (default 1.0, TDL2048+'s)")
+    p.add_argument("--tc-start-rate", type=float, default=None, metavar="R",
+                   help="each weight's first TC rate, 0 < R <= 1 (default 1, TDL2048+'s: the first TC step is "
+                        "--tc-alpha's whole step). After TD, R = --alpha / --tc-alpha (0.1) goes on at the TD "
+                        "phase's step, with no fall at the switch; a model's own accumulators are kept")
     p.add_argument("--stages", default=None, metavar="TILES",
                    help="multistage: one set of weights per stage; a board is in stage k once k thresholds are "
                         "on it: 16384 (2 stages), 8192,16384 (3), 16384+8192 (both tiles; TDL2048+'s 24576)")
@@ -157,7 +161,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 _SETTING_OPTIONS = ("game", "cells", "network", "isomorphisms", "clamp", "episodes", "alpha", "update", "seed", "block",
                     "threads", "snapshot_every", "memory_limit", "init", "lam", "nstep", "alpha_schedule",
                     "explore", "method", "merge_every", "optimistic", "stages", "promote", "tc_from", "tc_alpha",
-                    "restarts", "restart_tile", "sync_every")
+                    "tc_start_rate", "restarts", "restart_tile", "sync_every")
 
 
 class _Output:
@@ -283,7 +287,9 @@ def _train(args: argparse.Namespace, training) -> int:
     verb = f"resuming at episode {training.done}" if args.resume else "train"
     methods = "".join([
         f", optimistic {settings.optimistic:g}" if settings.optimistic else "",
-        "" if settings.tc_start() is None else f", TC (alpha {settings.tc_alpha}) from episode {settings.tc_start()}",
+        "" if settings.tc_start() is None else f", TC (alpha {settings.tc_alpha}"
+        + ("" if settings.tc_start_rate == 1 else f", starting at rate {settings.tc_start_rate:g}")
+        + f") from episode {settings.tc_start()}",
         f", restarts {settings.restarts:g}" if settings.restarts else ""])
     where = f"{settings.threads} thread(s)"
     if settings.workers:

@@ -89,6 +89,9 @@ class WorkerSpec:
         TD on threads: seconds between merges of the threads' copies.
     memory_limit : int
         The most bytes of weights.
+    tc_start_rate : float
+        Each weight's first TC rate (see :func:`td2048.network.fresh_accumulators`): every worker's
+        accumulators, and the base their changes are taken against, start the same.
     """
 
     spec: NetworkSpec
@@ -98,6 +101,7 @@ class WorkerSpec:
     threads: int
     merge_seconds: float
     memory_limit: int
+    tc_start_rate: float = 1.0
 
 
 def _own_copy(array: np.ndarray | None) -> np.ndarray | None:
@@ -169,6 +173,7 @@ class TrainWorker:
                                accumulators=_own_copy(accumulators))
         self.base = _own_copy(weights)
         self.accumulator_base = _own_copy(accumulators)
+        self.tc_start_rate = spec.tc_start_rate
         self.learner = Learner(self.network, threads=spec.threads, rng_states=rng_states,
                                merge_seconds=spec.merge_seconds)
         self.learner.track_changes()  # TC blocks flag the chunks they change: a sync lists only those
@@ -194,7 +199,8 @@ class TrainWorker:
         if acc is None:
             return NO_ACCUMULATORS, NO_ACCUMULATORS
         if self.accumulator_base is None:  # the TC phase began on this worker since the last sync
-            self.accumulator_base = fresh_accumulators(self.base.size)  # where every worker's accumulators start
+            # where every worker's accumulators start
+            self.accumulator_base = fresh_accumulators(self.base.size, self.tc_start_rate)
         return acc, self.accumulator_base
 
     def _changed_indices(self, acc: np.ndarray, acc_base: np.ndarray) -> np.ndarray:
@@ -255,7 +261,7 @@ class TrainWorker:
         tc = any(len(p[2]) for p in parts)
         if tc:  # a worker that has not learned by TC yet sent no accumulators: its are those of the base
             if self.accumulator_base is None:
-                self.accumulator_base = fresh_accumulators(self.base.size)
+                self.accumulator_base = fresh_accumulators(self.base.size, self.tc_start_rate)
             base_acc = self.accumulator_base
             parts = [p if len(p[2]) == len(p[0]) else (p[0], p[1], base_acc.reshape(-1, 2)[p[0]]) for p in parts]
         return merge_parts(parts, self.base, base_acc, self.learner.threads)
@@ -273,7 +279,7 @@ class TrainWorker:
         listed = self._listed if self._listed is not None else NOTHING_LISTED
         for indices, values, acc in parts:
             if len(acc) and self.network.accumulators is None:
-                self.network.start_accumulators()
+                self.network.start_accumulators(self.tc_start_rate)
             acc_now, acc_base = self._accumulators()
             apply_merged(indices, values, acc, self.network.weights, self.base, acc_now, acc_base, *listed)
         self._listed = None
@@ -339,6 +345,8 @@ class RayLearner:
         The most bytes of weights per worker.
     resources : dict or None
         What each worker needs besides its CPUs (e.g. a custom resource that only some nodes have).
+    tc_start_rate : float
+        Each weight's first TC rate, the same on every worker and the driver (``--tc-start-rate``).
 
     Raises
     ------
@@ -348,7 +356,8 @@ class RayLearner:
 
     def __init__(self, network: Network, workers: int, threads: int = 1, seed: int | None = None,
                  rng_states: np.ndarray | None = None, sync_seconds: float = DEFAULT_SYNC_SECONDS,
-                 merge_seconds: float = 0.25, memory_limit: int = DEFAULT_MEMORY_LIMIT, resources: dict | None = None):
+                 merge_seconds: float = 0.25, memory_limit: int = DEFAULT_MEMORY_LIMIT, resources: dict | None = None,
+                 tc_start_rate: float = 1.0):
         if workers < 1 or threads < 1:
             raise TD2048Error(f"--workers and --threads must be at least 1, not {workers} and {threads}")
         self.ray = import_ray()
@@ -357,7 +366,7 @@ class RayLearner:
         self.threads = threads
         self.sync_seconds = sync_seconds
         self._spec = WorkerSpec(network.spec, network.game, network.cell_bits, network.method, threads,
-                                merge_seconds, memory_limit)
+                                merge_seconds, memory_limit, tc_start_rate)
         self._seed = seed
         if rng_states is None:
             rng_states = thread_rng_states(seed, workers * threads)
@@ -495,14 +504,14 @@ class RayLearner:
 
     def run(self, episodes: int, mode: str = "backward", alpha: float = 0.1, lam: float = 0.0, nstep: int = 0,
             explore: str = "none", first_episode: int = 0, tc: bool = False, promote: bool = True,
-            restarts: float = 0.0, restart_code: int = 0) -> EpisodeBlock:
+            restarts: float = 0.0, restart_code: int = 0, tc_start_rate: float = 1.0) -> EpisodeBlock:
         """Learn from ``episodes`` episodes on the workers, syncing them every ``sync_seconds``.
 
         Parameters
         ----------
         episodes : int
             Episodes to play.
-        mode, alpha, lam, nstep, explore, first_episode, tc, promote, restarts, restart_code
+        mode, alpha, lam, nstep, explore, first_episode, tc, promote, restarts, restart_code, tc_start_rate
             As :meth:`td2048.learn.Learner.run` takes them (``first_episode``: the block's first
             episode; each piece's schedule counts from its own first episode).
 
@@ -512,7 +521,8 @@ class RayLearner:
             Every episode's results, in the block's order.
         """
         options = {"mode": mode, "alpha": alpha, "lam": lam, "nstep": nstep, "explore": explore, "tc": tc,
-                   "promote": promote, "restarts": restarts, "restart_code": restart_code}
+                   "promote": promote, "restarts": restarts, "restart_code": restart_code,
+                   "tc_start_rate": tc_start_rate}
         scores = np.zeros(episodes, np.int64)
         max_codes = np.zeros(episodes, np.int64)
         moves = np.zeros(episodes, np.int64)
@@ -638,7 +648,7 @@ class RayLearner:
                 sync.times.append(time.perf_counter())
                 for indices, values, acc in sync.parts:
                     if len(acc) and self.network.accumulators is None:
-                        self.network.start_accumulators()
+                        self.network.start_accumulators(self._spec.tc_start_rate)
                     acc_now = self.network.accumulators if self.network.accumulators is not None else NO_ACCUMULATORS
                     apply_changes(indices, values, acc, self.network.weights, NO_ACCUMULATORS, acc_now,
                                   NO_ACCUMULATORS)
@@ -718,7 +728,7 @@ def ray_learner(network: Network, settings, seed: int | None, states: np.ndarray
     """
     return RayLearner(network, settings.workers, settings.threads, seed=seed, rng_states=states,
                       sync_seconds=settings.sync_every, merge_seconds=settings.merge_every,
-                      memory_limit=settings.memory_limit)
+                      memory_limit=settings.memory_limit, tc_start_rate=settings.tc_start_rate)
 
 
 __all__ = ["RayLearner", "merge_parts", "ray_learner", "TrainWorker", "WorkerSpec"]
