@@ -147,6 +147,33 @@ def test_a_run_stopped_before_its_first_snapshot_starts_again_as_it_first_did(tm
     assert (tmp_path / "stopped" / "log.jsonl").read_text().count("\n") == 3
 
 
+def test_a_snapshot_that_cannot_be_written_is_a_warning_and_training_goes_on(tmp_path, capsys):
+    """The snapshot at 100 episodes cannot be written (a directory where its file goes: as a full disk, the
+    write fails); the run warns once, goes on, and the snapshots after it and the model are written."""
+    from td2048.learn import TrainSettings
+    from td2048.run import TrainingRun
+
+    run = TrainingRun.create(tmp_path / "run", TrainSettings(network="2x4", episodes=400, block=100, seed=4,
+                                                             snapshot_every=100))
+    blocker = run.directory / "snapshot.td2048"
+    blocker.mkdir()
+    (blocker / "in-the-way").touch()
+    for stats in run.blocks():
+        if stats.episodes == 200:
+            run.wait()  # the snapshot at 100 has failed by now
+            assert "the snapshot at episode 100 was not written" in capsys.readouterr().err
+            (blocker / "in-the-way").unlink()
+            blocker.rmdir()
+        if stats.episodes == 300:
+            run.wait()
+            assert load_model(blocker)[1]["state"]["episodes"] == 200
+    model, header = load_model(run.finish())
+    assert header["state"]["episodes"] == 400 and model.weights.any()
+    assert load_model(blocker)[1]["state"]["episodes"] == 400 and "warning" not in capsys.readouterr().err
+    assert [json.loads(line)["episodes"] for line in (run.directory / "log.jsonl").read_text().splitlines()] == \
+        [100, 200, 300, 400]
+
+
 def test_eight_threads_every_method_killed_then_resumed(tmp_path):
     """8 threads on this 2-core machine, with optimistic TD then TC, two stages with promotion and restarts: a run
     killed after its first snapshot resumes from it (each thread's random state and ring of kept boards) and

@@ -90,6 +90,7 @@ class TrainingRun:
         self.last_snapshot_time = time.monotonic()
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="td2048-snapshot")
         self._pending: Future | None = None
+        self._pending_episodes = 0
         self.plot_error: str | None = None
 
     # ------------------------------------------------------------ opening
@@ -233,14 +234,21 @@ class TrainingRun:
 
         if background:
             self._pending = self._writer.submit(write)
+            self._pending_episodes = self.done
         else:
             write()
 
     def wait(self) -> None:
-        """Wait for a background snapshot; its error (a full disk, say) surfaces here."""
+        """Wait for a background snapshot. One that could not be written (a full disk, say) is a warning
+        on stderr, not the end of the run: the last snapshot written stays whole, training goes on, and
+        the next snapshot tries again. (The snapshot and model that :meth:`finish` writes raise.)"""
         if self._pending is not None:
             pending, self._pending = self._pending, None
-            pending.result()
+            try:
+                pending.result()
+            except TD2048Error as e:
+                sys.stderr.write(f"td2048 train: warning: the snapshot at episode {self._pending_episodes:,} was "
+                                 f"not written ({e}); training goes on, and the next snapshot tries again\n")
 
     def finish(self) -> Path:
         """Save the snapshot and the model; returns the model's path."""
