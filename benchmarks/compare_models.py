@@ -17,6 +17,7 @@ import numpy as np
 
 import td2048
 from td2048.distributed.shards import plan_shards, play_shard
+from td2048.errors import TD2048Error
 from td2048.games.tiles import tile_code
 from td2048.settings import Search
 from td2048.threads import run_threads
@@ -27,7 +28,7 @@ def play(path: str, games: int, seed: int, threads: int, tile: int) -> tuple[np.
     network = td2048.load(path)
     code = tile_code(network.game, tile)
     if code is None:  # before the games, not after them
-        raise SystemExit(f"compare_models.py: {tile} is not a tile of {network.game}")
+        raise TD2048Error(f"{tile} is not a tile of {network.game}")
     shards = plan_shards(games, -(-games // threads))
     results = [None] * len(shards)
 
@@ -52,7 +53,10 @@ def main() -> int:
         parser.error(f"--games {args.games} does not cut into {args.sets} equal sets")
 
     names = ("A", "B")
-    played = [play(path, args.games, args.seed, args.threads, args.tile) for path in args.models]
+    try:
+        played = [play(path, args.games, args.seed, args.threads, args.tile) for path in args.models]
+    except TD2048Error as e:  # a model that cannot be read, a tile the game does not have: bad input
+        parser.exit(2, f"compare_models.py: {e}\n")
     for name, path, (scores, reached) in zip(names, args.models, played, strict=True):
         print(f"{name} {path}: average {scores.mean():,.0f}, {args.tile} in {reached.mean():.1%} "
               f"of {args.games:,} games (seed {args.seed})")
