@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import shlex
 from pathlib import Path
 
@@ -52,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
         raise TD2048Error("the sweep ran no trial")
     names = sorted({k for t in trials for k in t.chosen})
     header = ["rank", plan.metric, "avg", "episodes", "status", *names, "run"]
-    rows = [[str(i), f"{t.metric:.6g}", f"{t.avg:.6g}", str(t.episodes), t.status,
+    rows = [[str(i), f"{t.metric:.6g}" if math.isfinite(t.metric) else "-", f"{t.avg:.6g}", str(t.episodes), t.status,
              *(_text(t.chosen.get(k)) for k in names), t.directory] for i, t in enumerate(trials, 1)]
     widths = [max(len(r[c]) for r in [header, *rows]) for c in range(len(header))]
     for row in [header, *rows]:

@@ -343,6 +343,9 @@ def run_sweep(plan: SweepPlan, out: str | os.PathLike, address: str | None = Non
         saved = _saved_statuses(experiment)
         summaries = []
         for result in results:
+            if result.config is None:  # stopped (Ctrl-C) before Tune started it: it runs when the sweep goes on
+                summaries.append(TrialSummary("not started", "-", {}, 0, float("-inf"), 0.0, "unfinished"))
+                continue
             chosen = {k: v for k, v in result.config.items() if not k.startswith("_")}
             name, metrics = trial_name(chosen), result.metrics or {}
             episodes = int(metrics.get("episodes", 0))
