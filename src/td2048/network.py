@@ -88,7 +88,7 @@ TC_START_EVIDENCE = 300.0
 """With a start rate below 1 (``--tc-start-rate``), the accumulated |update| that a TC phase's start counts as:
 every weight's accumulators start at E = rate x this, A = this, so its rate moves from the start rate to
 its own errors' once their |updates| add up to several times this (in units of an update, ``--tc-alpha`` /
-features x the TD error). Learning was the same for 30, 300 and 3,000 (docs/concepts/methods.md)."""
+features x the TD error). How it was chosen: docs/benchmarks/experiments.md, "Starting rate of the TC phase"."""
 
 
 def fresh_accumulators(n_weights: int, rate: float = 1.0) -> np.ndarray:
