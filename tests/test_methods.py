@@ -105,6 +105,31 @@ def test_a_tc_start_rate_below_one_starts_every_weight_at_that_rate():
     assert (acc[0], acc[1]) == (np.float32(30), 300)  # a weight never updated keeps the start rate
 
 
+def test_the_tc_start_rate_goes_on_at_the_td_step_after_learned_weights_and_at_1_from_fresh_ones(tmp_path):
+    def rate(**given):
+        settings = TrainSettings(**{"network": SMALL, "episodes": 1000, **given})
+        settings.validate()
+        return settings.tc_start_rate
+
+    assert rate() == rate(tc_from="0") == rate(tc_from="0", optimistic=5000) == 1.0  # fresh weights: TDL2048+'s 1
+    assert rate(tc_from="90%") == rate(tc_from="900", optimistic=5000) == pytest.approx(0.1)  # after TD: alpha / tc
+    assert rate(tc_from="900", alpha=0.05, tc_alpha=0.5) == pytest.approx(0.1)
+    assert rate(tc_from="900", alpha_schedule="step:0.2@0,0.02@500") == pytest.approx(0.02)  # alpha at the switch
+    assert rate(tc_from="900", alpha=2.0) == 1.0  # never above 1
+    assert rate(tc_from="900", tc_start_rate=1.0) == 1.0  # a rate given is kept
+    model = tmp_path / "m.td2048"
+    save_model(model, Network(parse_network(SMALL)))
+    assert rate(tc_from="0", init=str(model), network=None) == pytest.approx(0.1)  # TC on a model's weights
+
+    run = TrainingRun.create(tmp_path / "run", TrainSettings(network=SMALL, episodes=100, block=100, tc_from="50"))
+    saved = json.loads((tmp_path / "run" / "settings.json").read_text())
+    assert saved["tc_start_rate"] == pytest.approx(0.1)  # recorded as a number: a resumed run keeps it
+    del saved["tc_start_rate"]  # a run made before the rate could be set started its TC at 1, and goes on so
+    (tmp_path / "run" / "settings.json").write_text(json.dumps(saved))
+    del run
+    assert TrainingRun.resume(tmp_path / "run").settings.tc_start_rate == 1.0
+
+
 class StagedTCReference(StagedReference, TCReference):
     """TC on a multistage network: the stages' tables, each weight with its own accumulators."""
 
@@ -227,7 +252,7 @@ def test_otd_then_tc_run_resumes_bit_for_bit_and_the_model_keeps_the_accumulator
 def test_cli_methods_and_their_errors(tmp_path, cli_env):
     run = tmp_path / "run"
     r = td2048("train", "--network", SMALL, "--episodes", 200, "--block", 100, "--seed", 1, "--stages", STAGES,
-               "--optimistic", 1000, "--tc-from", 100, "--tc-start-rate", 0.1, "--out", run, env=cli_env)
+               "--optimistic", 1000, "--tc-from", 100, "--out", run, env=cli_env)  # TC starts at alpha / tc_alpha
     assert r.returncode == 0, r.stderr
     assert "2 stages (from 64)" in r.stdout
     assert "optimistic 1000, TC (alpha 1.0, starting at rate 0.1) from episode 100" in r.stdout

@@ -137,6 +137,7 @@ class TrainingRun:
         except (OSError, json.JSONDecodeError) as e:
             raise TD2048Error(f"{directory / SETTINGS}: unreadable ({e})") from None
         known = {f.name for f in fields(TrainSettings)}
+        saved.setdefault("tc_start_rate", 1.0)  # a run made before the rate could be set started its TC at 1
         settings = TrainSettings(**{k: v for k, v in saved.items() if k in known})
         for key, value in (overrides or {}).items():
             if key in FIXED_ON_RESUME and value != getattr(settings, key):

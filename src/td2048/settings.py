@@ -95,9 +95,9 @@ class TrainSettings:
         Temporal coherence from this episode on (``"0"``, ``"900000"``, ``"90%"``); None: never.
     tc_alpha : float
         TC's meta rate (split over the features as alpha is).
-    tc_start_rate : float
-        Each weight's first TC rate, in (0, 1]: 1 (TDL2048+'s), or, after TD, ``alpha / tc_alpha`` to go on
-        at the TD phase's step (see :func:`td2048.network.fresh_accumulators`).
+    tc_start_rate : float or None
+        Each weight's first TC rate, in (0, 1] (see :func:`td2048.network.fresh_accumulators`); None: set by
+        :meth:`validate` to :meth:`default_tc_start_rate`.
     restarts : float
         Share of episodes started from boards kept from earlier games.
     restart_tile : int or None
@@ -133,7 +133,7 @@ class TrainSettings:
     promote: bool = True
     tc_from: str | None = None
     tc_alpha: float = DEFAULT_TC_ALPHA
-    tc_start_rate: float = 1.0
+    tc_start_rate: float | None = None
     restarts: float = 0.0
     restart_tile: int | None = None
     workers: int = 0
@@ -192,19 +192,41 @@ class TrainSettings:
         self.tc_start()  # raises on a bad --tc-from
         if not (isinstance(self.tc_alpha, (int, float)) and math.isfinite(self.tc_alpha) and self.tc_alpha > 0):
             raise TD2048Error(f"--tc-alpha must be a positive number, not {self.tc_alpha}")
-        if not (isinstance(self.tc_start_rate, (int, float)) and 0 < self.tc_start_rate <= 1):
-            raise TD2048Error(f"--tc-start-rate must be a rate in (0, 1], not {self.tc_start_rate}")
-        if self.tc_start_rate != 1 and self.tc_from is None:
-            raise TD2048Error("--tc-start-rate sets where TC's rates start: add --tc or --tc-from")
+        if self.tc_start_rate is not None:
+            if not (isinstance(self.tc_start_rate, (int, float)) and 0 < self.tc_start_rate <= 1):
+                raise TD2048Error(f"--tc-start-rate must be a rate in (0, 1], not {self.tc_start_rate}")
+            if self.tc_start_rate != 1 and self.tc_from is None:
+                raise TD2048Error("--tc-start-rate sets where TC's rates start: add --tc or --tc-from")
         if not (isinstance(self.restarts, (int, float)) and 0.0 <= self.restarts < 1.0):
             raise TD2048Error(f"--restarts must be a share of episodes in [0, 1), not {self.restarts}")
         self.restart_code()  # raises on a bad --restart-tile
+        if self.tc_start_rate is None:
+            self.tc_start_rate = self.default_tc_start_rate()
         if self.network is not None:
             self.spec().check_memory(self.memory_limit)
         if self.tc_from is not None and self.network is not None and 3 * self.spec().nbytes > self.memory_limit:
             raise TD2048Error(f"--tc needs {format_bytes(3 * self.spec().nbytes)} for the weights and their "
                               f"accumulators, over the memory limit of {format_bytes(self.memory_limit)} "
                               "(raise it with --memory-limit)")
+
+    def default_tc_start_rate(self) -> float:
+        """Each weight's first TC rate when none is given: TC goes on at the step of the TD before it.
+
+        A TC phase that follows learned weights (a TD phase of this run, ``tc_from`` after episode 0, or
+        a model given by ``init``) starts every weight at ``alpha / tc_alpha`` (``alpha`` as the schedule
+        has it at the switch), so that its first steps are the TD phase's, not ``tc_alpha``'s whole step,
+        which throws away much of what the TD phase learned (measured: Experiments, "Starting rate of the
+        TC phase"). TC from the first episode of fresh weights starts at 1, as TDL2048+'s does.
+
+        Returns
+        -------
+        float
+            The rate, in (0, 1]; 1 without TC.
+        """
+        start = self.tc_start()
+        if start is None or (start == 0 and self.init is None):
+            return 1.0
+        return min(1.0, alpha_at(self.alpha_schedule, self.alpha, start) / self.tc_alpha)
 
     def spec(self) -> NetworkSpec:
         """The network these settings describe.

@@ -126,9 +126,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tc-alpha", type=positive_float_arg, default=None, metavar="A",
                    help="TC's meta rate, split over the features as --alpha is (default 1.0, TDL2048+'s)")
     p.add_argument("--tc-start-rate", type=float, default=None, metavar="R",
-                   help="each weight's first TC rate, 0 < R <= 1 (default 1, TDL2048+'s: the first TC step is "
-                        "--tc-alpha's whole step). After TD, R = --alpha / --tc-alpha (0.1) goes on at the TD "
-                        "phase's step, with no fall at the switch; a model's own accumulators are kept")
+                   help="each weight's first TC rate, 0 < R <= 1. Default: after a TD phase (--tc-from) or from "
+                        "--init's weights, --alpha / --tc-alpha (0.1), so TC goes on at the TD phase's step with no "
+                        "fall at the switch; TC from the first episode of fresh weights, 1. R = 1 is TDL2048+'s "
+                        "start (the first TC step is --tc-alpha's whole step). A model's own accumulators are kept")
     p.add_argument("--stages", default=None, metavar="TILES",
                    help="multistage: one set of weights per stage; a board is in stage k once k thresholds are "
                         "on it: 16384 (2 stages), 8192,16384 (3), 16384+8192 (both tiles; TDL2048+'s 24576)")
