@@ -127,6 +127,15 @@ def test_bench_tc_on_threads(cli_env):
     assert result["train_moves_per_s"] > 0 and result["nonzero_weights"] > 0
 
 
+@pytest.mark.parametrize("copies", [(), ("--merge-every", "0.05")])
+def test_bench_td_on_threads_on_one_table_or_on_copies(cli_env, copies):
+    r = td2048("bench", "--network", "2x4", "--episodes", 40, "--threads", 2, *copies, "--json", env=cli_env)
+    assert r.returncode == 0, r.stderr
+    result = json.loads(r.stdout)
+    assert result["threads"] == 2 and result["merge_every"] == (0.05 if copies else None)
+    assert result["train_moves_per_s"] > 0 and result["nonzero_weights"] > 0
+
+
 def test_help_of_every_command():
     for command in ("train", "eval", "plot", "convert", "bench"):
         r = td2048(command, "--help")

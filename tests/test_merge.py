@@ -30,11 +30,11 @@ def test_merge_rule():
     assert (copies[:, :3 * REGION] == shared[:3 * REGION]).all() and not dirty.any()
 
 
-def test_threads_learn_and_weights_are_merged():
-    settings = TrainSettings(network="2x4", episodes=3000, block=500, seed=1, threads=2)
+def test_threads_on_copies_learn_and_weights_are_merged():
+    settings = TrainSettings(network="2x4", episodes=3000, block=500, seed=1, threads=2, merge_every=0.25)
     net, stats = train(settings)
     assert stats[-1].avg > 1.5 * stats[0].avg
-    learner = Learner(net, seed=2, threads=2)
+    learner = Learner(net, seed=2, threads=2, merge_seconds=0.25)
     before = net.weights.copy()
     learner.run(200, "backward", 0.1)
     learner.merge()
@@ -182,7 +182,7 @@ def test_weights_start_on_a_cache_line(tmp_path):
     from td2048.io.model import load_model, save_model
 
     net = Network(parse_network("2x4"))
-    learner = Learner(net, seed=1, threads=2)
+    learner = Learner(net, seed=1, threads=2, merge_seconds=0.25)
     learner.run(20, "backward", 0.1)
     assert net.weights.ctypes.data % 64 == 0
     assert learner._copies.ctypes.data % 64 == 0

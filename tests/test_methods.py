@@ -307,6 +307,22 @@ def test_tc_on_eight_threads_learns_on_the_shared_table_after_td_on_copies():
     assert blocks[-1].scores.mean() > 1.5 * first.scores.mean()
 
 
+def test_otd_then_tc_on_eight_threads_all_on_the_shared_table():
+    """The default: TD's threads too write the network's own weights; no copy is ever made."""
+    net = Network(parse_network(SMALL))
+    net.fill_optimistic(20000)
+    learner = Learner(net, seed=4, threads=8)
+    start = net.weights.copy()
+    first = learner.run(400, "backward", 0.1)
+    assert learner._copies is None and not np.array_equal(start, net.weights)
+    learner.merge()  # nothing to merge
+    td = net.weights.copy()
+    blocks = [learner.run(400, "backward", 1.0, tc=True, tc_start_rate=0.1) for _ in range(3)]
+    assert learner._copies is None and not np.array_equal(td, net.weights) and np.isfinite(net.weights).all()
+    assert (net.accumulators[1::2] >= TC_START_EVIDENCE).all()
+    assert blocks[-1].scores.mean() > 1.5 * first.scores.mean()
+
+
 def test_restart_rings_saved_by_other_threads_are_dealt_out():
     net = Network(parse_network(SMALL))
     eight = Learner(net, seed=1, threads=8)

@@ -32,21 +32,22 @@ def benchmark(network: str = "4x6", seconds: float | None = 5.0, isomorphisms: i
               update: str = "backward", block: int = DEFAULT_BLOCK, memory_limit: int = DEFAULT_MEMORY_LIMIT,
               weights: str | None = None, threads: int = 1, game: str = "2048", clamp: int | None = None,
               cells: int | None = None, method: str = "afterstate", episodes: int | None = None,
-              tc: bool = False) -> dict:
+              tc: bool = False, merge_seconds: float | None = None) -> dict:
     """Train for ``seconds``, then play (no updates) with the weights so trained for ``seconds``.
 
     With ``episodes``: train exactly that many episodes, then play as many: the same work as
     another program's "train N episodes from zero, then test N" (benchmarks/compare.py).
 
     Episodes run in blocks of ``block`` (the training default), as ``td2048 train`` runs them; with
-    several threads the weight copies are merged every 0.25 s, as in training (td2048.kernels.merge).
+    several threads they all write the network's weights without locks, as in training, or with
+    ``merge_seconds`` (TD only) each its copy, merged every that many seconds (``td2048 train --merge-every``).
     Training starts from zero weights, or from a weight file (``weights``): a trained network
     plays longer games over more of its tables, which is slower than the first seconds of a run.
     ``compile_s`` is the time of the first tiny call, which compiles the kernels or loads them
     from Numba's cache; it is not counted in the speeds.
 
     ``tc``: train with temporal coherence (meta rate 1.0, the default of ``td2048 train --tc``), whose
-    threads all write the network's own weights and accumulators (no copies, no merges).
+    threads write the accumulators too.
     """
     loaded = None
     if weights is not None:
@@ -59,9 +60,9 @@ def benchmark(network: str = "4x6", seconds: float | None = 5.0, isomorphisms: i
 
     alpha = DEFAULT_TC_ALPHA if tc else 0.1
     start = time.perf_counter()
-    # compiles, or loads from the cache, the kernels the measures use (with threads: the tracked ones)
+    # compiles, or loads from the cache, the kernels the measures use
     fresh = Network(spec, memory_limit=memory_limit, game=game, cell_bits=cells, method=method)
-    warm = Learner(fresh, seed=seed, threads=threads)
+    warm = Learner(fresh, seed=seed, threads=threads, merge_seconds=merge_seconds)
     warm.run(threads, update, alpha, tc=tc)
     Agent(fresh, seed=seed, threads=threads).play(threads)
     compile_s = time.perf_counter() - start
@@ -71,7 +72,7 @@ def benchmark(network: str = "4x6", seconds: float | None = 5.0, isomorphisms: i
                                                     method=method)
     alloc_s = time.perf_counter() - start
 
-    player = Learner(net, seed=seed, threads=threads)
+    player = Learner(net, seed=seed, threads=threads, merge_seconds=merge_seconds)
     train_moves, train_s = _timed_blocks(player, seconds, episodes, update, alpha, block, tc)
     player.merge()
     agent = Agent(net, seed=seed + 1, threads=threads)
@@ -87,6 +88,7 @@ def benchmark(network: str = "4x6", seconds: float | None = 5.0, isomorphisms: i
         "tc": tc,
         "method": method,
         "threads": threads,
+        "merge_every": merge_seconds,
         "episodes": episodes,
         "train_moves_per_s": round(train_moves / train_s, 1),
         "test_moves_per_s": round(test_moves / test_s, 1),

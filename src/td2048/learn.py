@@ -28,7 +28,6 @@ from td2048.kernels.params import FIRST_EPISODE, learning_params
 from td2048.network import Network, aligned_zeros
 from td2048.rng import thread_rng_rows, thread_rng_states
 from td2048.settings import (
-    DEFAULT_MERGE_SECONDS,
     UPDATE_MODES,
     TrainSettings,
     alpha_at,
@@ -61,17 +60,17 @@ class Learner:
 
     (Playing without learning, greedily or by search, is :class:`td2048.play.Agent`'s.)
     With ``threads`` > 1 the episodes of a block are shared among threads that play at once
-    (the kernels release the GIL). TD learning: each thread trains a copy of its own and the
-    copies are merged into the network every ``merge_seconds`` of training (see
-    :mod:`td2048.kernels.merge` for why and how), and whenever :meth:`merge` is called
-    (``merge_seconds`` 0: after every share of episodes a thread finishes, whatever the clock
-    says). Temporal coherence: every thread updates the network's own weights and accumulators,
-    without locks, as TDL2048+ does (an update that two threads make to one weight at the same
-    instant may lose one of them; no copies, no merges). Why the two differ: TC on merged copies
-    learned markedly less per episode than one thread (each merge keeps only the largest of the
-    threads' moves of a weight they moved the same way, and TC's rates were made for every
-    update to land), at the same speed and at the memory of a copy of the weights and both
-    accumulators per thread; on one shared table it learned as much per episode as one thread.
+    (the kernels release the GIL). Every thread updates the network's own weights (and TC's
+    accumulators), without locks, as TDL2048+ does: an update that two threads make to one
+    weight at the same instant may lose one of them; no copies, no merges. With
+    ``merge_seconds`` set, TD instead trains a copy of the weights per thread, merged into the
+    network every ``merge_seconds`` of training (see :mod:`td2048.kernels.merge` for how) and
+    whenever :meth:`merge` is called (0: after every share of episodes a thread finishes,
+    whatever the clock says); TC always shares the table. Why one table: on merged copies a
+    merge keeps only the larger of two threads' moves of a weight they moved the same way, so
+    TD learned less per episode than one thread (optimistic TD markedly so, its weights all
+    coming down from their start) and TC far less; on one table both learn as much per episode
+    as one thread, at the same speed and without a copy of the weights per thread.
     Multi-thread runs are fast but not reproducible; one thread is reproducible bit for bit.
 
     The learner owns the network's weights while it learns: change them between blocks only
@@ -87,8 +86,9 @@ class Learner:
         Threads that learn at once.
     rng_states : numpy.ndarray or None
         ``uint64[threads, 4]``: the threads' random states to go on from (a resumed run), instead of ``seed``.
-    merge_seconds : float
-        Seconds of training between merges of the threads' copies.
+    merge_seconds : float or None
+        TD on threads: seconds of training between merges of the threads' copies; None (the
+        default): no copies, the threads write the network's weights.
 
     Raises
     ------
@@ -97,7 +97,7 @@ class Learner:
     """
 
     def __init__(self, network: Network, seed: int | None = None, threads: int = 1,
-                 rng_states: np.ndarray | None = None, merge_seconds: float = DEFAULT_MERGE_SECONDS):
+                 rng_states: np.ndarray | None = None, merge_seconds: float | None = None):
         if threads < 1:
             raise TD2048Error(f"threads must be at least 1, not {threads}")
         self.network = network
@@ -116,7 +116,7 @@ class Learner:
         self._pool_states = np.zeros((threads, 8), np.int64)  # [:, :2] boards held, kept in all
         self._copies = None  # per-thread weight copies, made on the first learning block
         self._dirty = None
-        self.merge_seconds = merge_seconds  # training time between merges of the copies
+        self.merge_seconds = merge_seconds  # TD on copies: training time between their merges; None: one table
         self._unmerged_seconds = 0.0
         self._stop = np.zeros(1, np.uint8)  # set to 1: the kernels return before their next episode
         self.change_flags = None  # TC: a byte per chunk of CHUNK weights that changed (see track_changes)
@@ -226,7 +226,8 @@ class Learner:
         max_codes = np.zeros(episodes, np.int64)
         moves = np.zeros(episodes, np.int64)
         restarted = np.zeros(episodes, np.uint8)
-        copies = self.threads > 1 and not tc  # TD on threads: on copies; TC: on the network's own weights
+        # TD on threads: on copies when merge_seconds is set, else (and always for TC) on the network's own weights
+        copies = self.threads > 1 and not tc and self.merge_seconds is not None
         # made here, not by several threads
         accumulators = self.network.start_accumulators(tc_start_rate) if tc else None
         if tc and self._copies is not None:  # TD then TC (OTD then TC): what the copies learned goes in first
@@ -269,7 +270,7 @@ class Learner:
         start = time.perf_counter()
         if copies:  # the threads stop together to merge their copies every so often
             self._learn_threads(episodes, learn_share)
-        elif self.threads > 1:  # TC: the threads write one table
+        elif self.threads > 1:  # the threads write one table
             self._learn_shared(episodes, learn_share)
         else:
             learn_share(0, 0, episodes)

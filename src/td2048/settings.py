@@ -30,9 +30,6 @@ from td2048.network import Network
 from td2048.spec import METHODS, NetworkSpec, format_bytes, parse_network, parse_size, parse_stages
 
 UPDATE_MODES = ("backward", "forward")
-# multi-thread training: the copies are merged every DEFAULT_MERGE_SECONDS of training (merging more
-# often learns more per episode, less often is faster: see td2048.kernels.merge)
-DEFAULT_MERGE_SECONDS = 0.25
 MAX_DEPTH = 8  # a depth-8 search of one open board already takes minutes
 DEFAULT_TT_SIZE = "64MiB"  # per thread: 2M entries, more than a depth-4 game's searches fill
 TT_ENTRY_BYTES = 32  # key (2 words), depth, value: two entries to a cache line
@@ -65,8 +62,8 @@ class TrainSettings:
     block : int
         Episodes per statistics block (one compiled call).
     threads : int
-        Episodes played at once, each thread on a copy of the weights merged every merge_every seconds; only 1 is
-        reproducible.
+        Episodes played at once, all on the network's weights (TD with ``merge_every``: each thread on a copy of
+        them); only 1 is reproducible.
     snapshot_every : int or str
         Episodes (``10000``) or training time (``"5m"``, ``"30s"``, ``"1h"``) between snapshots.
     memory_limit : int
@@ -83,8 +80,9 @@ class TrainSettings:
         Epsilon-greedy schedule: ``none``, ``const:E``, ``linear:E0:E1:N`` or ``exp:E0:R:N`` (see :func:`exploration`).
     method : str
         What V values: ``"afterstate"`` (after the move) or ``"state"`` (after the new tile).
-    merge_every : float
-        With threads: seconds of training between merges of their copies.
+    merge_every : float or None
+        TD with threads: None, the threads write one table (as TC's always do); seconds: each thread learns
+        on a copy of the weights, and the copies are merged every that many seconds of training.
     optimistic : float
         OTD: every board starts at this value (each weight at it / features); 0: zeros.
     stages : str or None
@@ -127,7 +125,7 @@ class TrainSettings:
     alpha_schedule: str = "const"
     explore: str = "none"
     method: str = "afterstate"
-    merge_every: float = DEFAULT_MERGE_SECONDS
+    merge_every: float | None = None
     optimistic: float = 0.0
     stages: str | None = None
     promote: bool = True
@@ -174,8 +172,8 @@ class TrainSettings:
             raise TD2048Error(f"--update must be one of {', '.join(UPDATE_MODES)}, not {self.update!r}")
         if self.seed is not None and self.seed < 0:
             raise TD2048Error(f"--seed must be >= 0, not {self.seed}")
-        if not (isinstance(self.merge_every, (int, float)) and math.isfinite(self.merge_every)
-                and self.merge_every > 0):
+        if self.merge_every is not None and not (isinstance(self.merge_every, (int, float))
+                                                 and math.isfinite(self.merge_every) and self.merge_every > 0):
             raise TD2048Error(f"--merge-every must be a positive number of seconds, not {self.merge_every}")
         if self.method not in METHODS:
             raise TD2048Error(f"--method must be one of {', '.join(METHODS)}, not {self.method!r}")

@@ -39,6 +39,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--weights", default=None, metavar="MODEL",
                    help="start from a trained model (.td2048) instead of zero weights")
     p.add_argument("--threads", type=positive_int_arg, default=1, help="threads playing at once (default 1)")
+    p.add_argument("--merge-every", type=positive_float_arg, default=None, metavar="SECONDS",
+                   help="with --threads, TD on copies merged every SECONDS, as td2048 train --merge-every "
+                        "(default: the threads share one table)")
     p.add_argument("--json", action="store_true", help="print one JSON line instead of text")
 
 
@@ -48,14 +51,16 @@ def run(args: argparse.Namespace) -> int:
     result = benchmark(args.network, args.seconds, isomorphisms=args.isomorphisms, seed=args.seed,
                        update=args.update, memory_limit=args.memory_limit,
                        weights=args.weights, threads=args.threads, game=args.game, clamp=args.clamp,
-                       cells=args.cells, method=args.method, episodes=args.episodes, tc=args.tc)
+                       cells=args.cells, method=args.method, episodes=args.episodes, tc=args.tc,
+                       merge_seconds=args.merge_every)
     if args.json:
         print(json.dumps(result))
     else:
         start = f"from {result['weights']}" if result["weights"] else "from zero weights"
+        copies = "" if args.merge_every is None or args.tc else f" on copies merged every {args.merge_every:g} s"
         print(f"{result['game']}, network {result['network']} ({result['isomorphisms']} isomorphisms), "
               f"{result['method']} values, {result['update']} updates{' with TC' if result['tc'] else ''}, "
-              f"{result['threads']} thread(s), {start}")
+              f"{result['threads']} thread(s){copies}, {start}")
         print(f"  train: {result['train_moves_per_s']:>12,.0f} moves/s  ({result['train_moves']:,} moves "
               f"in {result['train_s']:.2f} s)")
         print(f"  test:  {result['test_moves_per_s']:>12,.0f} moves/s  ({result['test_moves']:,} moves "

@@ -29,7 +29,7 @@ from td2048.config import (
 from td2048.errors import TD2048Error
 from td2048.games.tiles import WIN_TILE
 from td2048.io.model import read_model
-from td2048.settings import DEFAULT_MERGE_SECONDS, TrainSettings
+from td2048.settings import TrainSettings
 from td2048.spec import METHODS
 from td2048.version import __version__
 
@@ -58,10 +58,10 @@ a run killed in any other way resumes from its last snapshot with --resume DIR.
 
 With one thread, runs with the same --seed give identical weights, bit for bit.
 With --threads N, N episodes are played at once, with every method: faster, but not
-reproducible. TD learns on a copy of the weights per thread, merged into the network every
-quarter second (--merge-every; a little less is learned per episode); temporal coherence
-learns on the network's own weights and accumulators, written by every thread without locks.
-N may exceed the cores.
+reproducible. The threads write the network's own weights (and TC's accumulators), without
+locks, as TDL2048+'s do, and learn as much per episode as one thread; TD can instead learn
+on a copy of the weights per thread, merged every --merge-every seconds. N may exceed the
+cores.
 
 With --ray [ADDRESS] --workers K, one run spreads over the nodes of a Ray cluster: each worker
 learns on --threads threads of its own, and every --sync-every seconds the workers merge what they
@@ -87,13 +87,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"episodes per statistics block (default {DEFAULT_BLOCK})")
     p.add_argument("--threads", type=positive_int_arg, default=None,
                    help="episodes played at once (default 1), with every method: faster, but not reproducible. "
-                        "TD: each thread trains a copy of the weights, merged every --merge-every seconds (a little "
-                        "less learned per episode); TC: the threads write the weights and accumulators themselves, "
-                        "without locks")
+                        "The threads write the weights (and TC's accumulators) themselves, without locks")
     p.add_argument("--merge-every", type=positive_float_arg, default=None, metavar="SECONDS",
-                   help=f"with --threads: seconds of training between merges of the threads' weights (default "
-                        f"{DEFAULT_MERGE_SECONDS}; TD only, TC has no copies); longer is a little faster and learns a "
-                        f"little less per episode")
+                   help="with --threads, TD on copies: each thread learns on a copy of the weights, and the "
+                        "copies are merged every SECONDS of training (default: no copies, one table; TC always "
+                        "shares the table). Copies write no memory that another thread writes, but learn less per "
+                        "episode, optimistic TD markedly so")
     p.add_argument("--snapshot-every", default=None, metavar="N|TIME",
                    help=f"snapshot every N episodes, or every TIME of training such as 30s, 5m, 1h "
                         f"(default {DEFAULT_SNAPSHOT_EVERY})")
@@ -293,6 +292,8 @@ def _train(args: argparse.Namespace, training) -> int:
         + f") from episode {settings.tc_start()}",
         f", restarts {settings.restarts:g}" if settings.restarts else ""])
     where = f"{settings.threads} thread(s)"
+    if settings.threads > 1 and settings.merge_every is not None and settings.tc_start() != 0:
+        where += f" (TD on copies merged every {settings.merge_every:g} s)"
     if settings.workers:
         where = (f"{settings.workers} Ray worker(s) of {where} on {len(set(training.learner.nodes))} node(s), "
                  f"synced every {settings.sync_every:g} s")

@@ -85,8 +85,8 @@ class WorkerSpec:
         ``"afterstate"`` or ``"state"``.
     threads : int
         The worker's threads.
-    merge_seconds : float
-        TD on threads: seconds between merges of the threads' copies.
+    merge_seconds : float or None
+        TD on threads: seconds between merges of the threads' copies; None: one table, no copies.
     memory_limit : int
         The most bytes of weights.
     tc_start_rate : float
@@ -99,7 +99,7 @@ class WorkerSpec:
     cell_bits: int
     method: str
     threads: int
-    merge_seconds: float
+    merge_seconds: float | None
     memory_limit: int
     tc_start_rate: float = 1.0
 
@@ -339,8 +339,8 @@ class RayLearner:
         ``uint64[workers * threads, 4]``: random states to go on from (a resumed run), instead of ``seed``.
     sync_seconds : float
         Seconds of learning between syncs.
-    merge_seconds : float
-        TD on a worker's threads: seconds between merges of their copies.
+    merge_seconds : float or None
+        TD on a worker's threads: seconds between merges of their copies; None: one table, no copies.
     memory_limit : int
         The most bytes of weights per worker.
     resources : dict or None
@@ -356,8 +356,8 @@ class RayLearner:
 
     def __init__(self, network: Network, workers: int, threads: int = 1, seed: int | None = None,
                  rng_states: np.ndarray | None = None, sync_seconds: float = DEFAULT_SYNC_SECONDS,
-                 merge_seconds: float = 0.25, memory_limit: int = DEFAULT_MEMORY_LIMIT, resources: dict | None = None,
-                 tc_start_rate: float = 1.0):
+                 merge_seconds: float | None = None, memory_limit: int = DEFAULT_MEMORY_LIMIT,
+                 resources: dict | None = None, tc_start_rate: float = 1.0):
         if workers < 1 or threads < 1:
             raise TD2048Error(f"--workers and --threads must be at least 1, not {workers} and {threads}")
         self.ray = import_ray()
