@@ -15,7 +15,7 @@ from commands import assert_one_line_error, td2048
 from hypothesis import given
 from hypothesis import strategies as st
 
-from td2048.distributed.ray_train import TrainWorker, WorkerSpec, merge_parts
+from td2048.distributed.ray_train import NO_ACCUMULATORS, TrainWorker, WorkerSpec, merge_parts
 from td2048.io.model import load_model
 from td2048.kernels.exchange import apply_changes, changed_indices, flagged_indices, gather_changes, merge_changes
 from td2048.kernels.merge import CHUNK_SHIFT, dirty_size, merge_regions
@@ -126,8 +126,34 @@ def test_tracked_tc_kernels_flag_every_weight_they_change(network, stages, threa
     assert np.array_equal(flagged_indices(net.weights, base, net.accumulators, acc_base, flags, CHUNK_SHIFT),
                           everything)
     assert not flags.any()
-    learner.run(5, mode="forward", alpha=0.1)  # TD: unflagged changes, so the next sync reads everything
-    assert learner.unflagged
+    copies = Learner(net, seed=2, threads=2, merge_seconds=0.25)
+    copies.track_changes()
+    copies.unflagged = False
+    copies.run(5, mode="forward", alpha=0.1)  # TD on copies: unflagged changes, so the next sync reads everything
+    assert copies.unflagged
+
+
+@pytest.mark.parametrize(("network", "stages", "threads", "game"),
+                         [("2x4", None, 2, "2048"), ("2x4", "64", 1, "2048"), ("2x4", None, 3, "2584")])
+def test_td_on_one_table_flags_every_weight_it_changes(network, stages, threads, game):
+    """TD's threads on one table mark the regions they change, each in its own bytes, and the block sets the
+    flags of their chunks as it ends: the flagged chunks hold every change (a promotion, 5-bit cells
+    included), so a worker's sync after TD reads only those."""
+    net = Network(parse_network(network, stages=parse_stages(stages) if stages else ()), game=game)
+    net.fill_optimistic(20000)
+    learner = Learner(net, seed=1, threads=threads)
+    learner.run(300, mode="backward", alpha=0.1)
+    flags = learner.track_changes()
+    flags[:] = 0
+    learner.unflagged = False
+    base = net.weights.copy()
+    learner.run(200, mode="backward", alpha=0.1)
+    assert not learner.unflagged and flags.any() and not learner._regions.any()
+    everything = changed_indices(net.weights, base, NO_ACCUMULATORS, NO_ACCUMULATORS)
+    assert len(everything) > 0
+    assert np.array_equal(flagged_indices(net.weights, base, NO_ACCUMULATORS, NO_ACCUMULATORS, flags, CHUNK_SHIFT),
+                          everything)
+    assert not flags.any()
 
 
 @pytest.mark.parametrize("tc, start_rate", [(False, 1.0), (True, 1.0), (True, 0.1)])

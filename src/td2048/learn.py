@@ -115,7 +115,8 @@ class Learner:
         self._pools = np.zeros((threads, RESTART_POOL, words), np.uint64)  # boards to restart from
         self._pool_states = np.zeros((threads, 8), np.int64)  # [:, :2] boards held, kept in all
         self._copies = None  # per-thread weight copies, made on the first learning block
-        self._dirty = None
+        self._dirty = None  # per thread: the regions of its copy it changed since the last merge
+        self._regions = None  # TD on one tracked table: per thread, the regions it changed (see track_changes)
         self.merge_seconds = merge_seconds  # TD on copies: training time between their merges; None: one table
         self._unmerged_seconds = 0.0
         self._stop = np.zeros(1, np.uint8)  # set to 1: the kernels return before their next episode
@@ -163,13 +164,15 @@ class Learner:
             self._pool_states[thread, :2] = len(boards), int(pool["kept"])
 
     def track_changes(self) -> np.ndarray:
-        """Have TC blocks flag the chunks of weights they change (for a sync that lists only those).
+        """Have the blocks flag the chunks of weights they change (for a sync that lists only those).
 
         Returns the flags, ``uint8[n / CHUNK + 1]``: a byte per chunk of
-        :data:`~td2048.kernels.merge.CHUNK` weights, set to 1 by every TC update of the chunk (the
-        threads share them; a plain store, so none is lost). Clear them (and :attr:`unflagged`,
-        which is set when a block changes weights without flags: TD, or one before this call) once
-        the changes are taken.
+        :data:`~td2048.kernels.merge.CHUNK` weights. TC sets a chunk's byte to 1 at every update of
+        the chunk (the threads share the bytes; a plain store, so none is lost). TD's threads each
+        mark the regions they change in a byte array of their own (the kernels of TD's copies) and
+        the block sets the flags of those chunks as it ends. Clear them (and :attr:`unflagged`,
+        which is set when a block changes weights without flags: TD on copies, or one before this
+        call) once the changes are taken.
         """
         if self.change_flags is None:
             self.change_flags = np.zeros((self.network.weights.size >> CHUNK_SHIFT) + 1, np.uint8)
@@ -216,18 +219,24 @@ class Learner:
         ``promote``: a multistage network's new stage starts from the previous stage's weights.
         ``restarts``: that share of episodes starts from boards kept from earlier games, each game's
         first board with a tile code >= ``restart_code``."""
+        # TD on threads: on copies when merge_seconds is set, else (and always for TC) on the network's own weights
+        copies = self.threads > 1 and not tc and self.merge_seconds is not None
         tracked_tc = tc and self.change_flags is not None
-        kernels = self.network.kernels_for(tc=True, tracked=tracked_tc) if tc else self.network.kernels
-        if not tracked_tc:
+        tracked_td = not tc and not copies and self.change_flags is not None  # flags folded in as the block ends
+        if tc:
+            kernels = self.network.kernels_for(tc=True, tracked=tracked_tc)
+        else:
+            kernels = self.network.kernels_for(tracked=True) if tracked_td else self.network.kernels
+        if not (tracked_tc or tracked_td):
             self.unflagged = True
+        if tracked_td and self._regions is None:
+            self._regions = np.zeros((self.threads, dirty_size(self.network.weights.size)), np.uint8)
         mode_code = self._mode_code(mode)
         params = self._params(alpha, lam, nstep, explore, first_episode, promote, restarts, restart_code)
         scores = np.zeros(episodes, np.int64)
         max_codes = np.zeros(episodes, np.int64)
         moves = np.zeros(episodes, np.int64)
         restarted = np.zeros(episodes, np.uint8)
-        # TD on threads: on copies when merge_seconds is set, else (and always for TC) on the network's own weights
-        copies = self.threads > 1 and not tc and self.merge_seconds is not None
         # made here, not by several threads
         accumulators = self.network.start_accumulators(tc_start_rate) if tc else None
         if tc and self._copies is not None:  # TD then TC (OTD then TC): what the copies learned goes in first
@@ -248,6 +257,8 @@ class Learner:
             """Learn from episodes lo..hi-1 on a thread; returns where it got to (before hi: a merge was asked for)."""
             weights = self._copies[thread] if copies else self.network.weights
             dirty = self._dirty[thread] if copies else accumulators if tc else NO_TRACKING
+            if tracked_td:
+                dirty = self._regions[thread]
             if tracked_tc:
                 dirty = (accumulators, self.change_flags)
             pool = (self._pools[thread], self._pool_states[thread, :2])
@@ -263,18 +274,33 @@ class Learner:
                     return lo
                 batch[FIRST_EPISODE] = params[FIRST_EPISODE] + lo
                 scores[lo], moves[lo], max_codes[lo] = self._finish_wide(thread, weights, dirty,
-                                                                         copies or tracked_tc, mode_code, batch, tc)
+                                                                         copies or tracked_tc or tracked_td,
+                                                                         mode_code, batch, tc)
                 lo += 1
             return lo
 
         start = time.perf_counter()
-        if copies:  # the threads stop together to merge their copies every so often
-            self._learn_threads(episodes, learn_share)
-        elif self.threads > 1:  # the threads write one table
-            self._learn_shared(episodes, learn_share)
-        else:
-            learn_share(0, 0, episodes)
+        try:
+            if copies:  # the threads stop together to merge their copies every so often
+                self._learn_threads(episodes, learn_share)
+            elif self.threads > 1:  # the threads write one table
+                self._learn_shared(episodes, learn_share)
+            else:
+                learn_share(0, 0, episodes)
+        finally:
+            if tracked_td:
+                self._flag_regions()
         return EpisodeBlock(scores, max_codes, moves, time.perf_counter() - start, restarted)
+
+    def _flag_regions(self) -> None:
+        """Set the change flags of the chunks that TD's threads marked in their regions, and clear the marks.
+
+        A region's byte has a bit per chunk (see :mod:`td2048.kernels.merge`): bit b of region r is chunk
+        8 r + b, one byte of :attr:`change_flags`."""
+        marked = np.bitwise_or.reduce(self._regions, axis=0)
+        chunks = np.unpackbits(marked, bitorder="little")[:self.change_flags.size]
+        np.bitwise_or(self.change_flags, chunks, out=self.change_flags)
+        self._regions[:] = 0
 
     def _finish_wide(self, thread, weights, dirty, tracked, mode_code, params, tc=False):
         """Finish, on 5-bit cells, an episode that reached two 32768 tiles on 4-bit cells: (score, moves, code).
