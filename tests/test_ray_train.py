@@ -289,7 +289,7 @@ def test_a_run_on_two_nodes_whose_worker_is_killed_goes_on_and_learns(tmp_path, 
     assert [b["episodes"] for b in blocks] == list(range(1000, 24_001, 1000))
     assert all(b["games"] == 1000 and b["workers"] == 2 for b in blocks)
     assert sum(b["syncs"] for b in blocks) >= 3 and all(b["sync_bytes"] >= 0 for b in blocks)
-    assert sum(b["syncs_beside"] for b in blocks) == 0  # TD: a sync waits behind the pieces the workers play
+    assert sum(b["syncs_beside"] for b in blocks) > 0  # TD on one table too: the syncs ran beside the learning
     assert blocks[-1]["avg"] > 2 * blocks[0]["avg"]  # the merged weights learned
     network, header = load_model(run / "model.td2048")
     assert header["training"]["workers"] == 2 and np.count_nonzero(network.weights) > 1000

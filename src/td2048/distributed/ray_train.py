@@ -381,7 +381,8 @@ class RayLearner:
         self._failures = 0  # workers lost since the last sync
         self._learned_since_sync = False
         self._last_sync = time.monotonic()
-        self._tc_learners = [False] * workers  # worker k has learned a piece by TC (its weights are one table)
+        # worker k's last piece learned on its one table (TC, or TD without copies), which flags its changes
+        self._one_table = [False] * workers
         self.sync_log: list[dict] = []  # per sync: seconds, changed weights per worker, merged weights
         self.actors = [self._start(k, self._start_states[k]) for k in range(workers)]
         self.pids: list[int] = [0] * workers
@@ -419,7 +420,7 @@ class RayLearner:
         except Exception:  # noqa: BLE001 - it is dead already
             pass
         self._replaced += 1
-        self._tc_learners[k] = False
+        self._one_table[k] = False
         sys.stderr.write(f"td2048 train: warning: Ray worker {k} (process {self.pids[k]}) died; started again "
                          "from the weights of the last sync\n")
         seed = np.random.SeedSequence([self._seed or 0, 1 + k, self._replaced])
@@ -578,7 +579,7 @@ class RayLearner:
                 scores[lo:hi], max_codes[lo:hi], moves[lo:hi], restarted[lo:hi] = s, c, m, r
                 rate[k] = (hi - lo) / max(seconds, 1e-3)
                 self._learned_since_sync = True
-                self._tc_learners[k] = tc
+                self._one_table[k] = tc or self.threads == 1 or self._spec.merge_seconds is None
             if sync is not None and all(ref in ready or self._ready(ref) for ref in sync.refs):
                 sync, replaced = self._advance_sync(sync)
                 for k in replaced:
@@ -611,13 +612,14 @@ class RayLearner:
     def _begin_sync(self) -> _Sync:
         """Step 1 of a sync: every worker lists its changes.
 
-        Once every worker learns by TC (its threads write its one table, without copies to merge), the
+        Once every worker learns on its one table (TC, or TD whose threads have no copies to merge), the
         sync's steps run on a thread of each worker's own, beside the piece it is playing, as one more
-        thread of a shared table would: the worker never waits for a sync. Otherwise each step waits
-        behind the pieces the worker was given."""
+        thread of a shared table would: the worker never waits for a sync. (TD's flags of a piece are set
+        as it ends: what it changed after the listing goes to the next sync, as any change after a
+        listing does.) Otherwise each step waits behind the pieces the worker was given."""
         self._learned_since_sync = False  # what the workers learn from now on goes to the next sync
         actors = list(self.actors)
-        sync = _Sync(actors, [], time.perf_counter(), beside=all(self._tc_learners))
+        sync = _Sync(actors, [], time.perf_counter(), beside=all(self._one_table))
         sync.refs = [self._call(sync, actor, "changes", self._bounds) for actor in actors]
         return sync
 
