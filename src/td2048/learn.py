@@ -120,7 +120,7 @@ class Learner:
         self.merge_seconds = merge_seconds  # TD on copies: training time between their merges; None: one table
         self._unmerged_seconds = 0.0
         self._stop = np.zeros(1, np.uint8)  # set to 1: the kernels return before their next episode
-        self.change_flags = None  # TC: a byte per chunk of CHUNK weights that changed (see track_changes)
+        self.change_flags = None  # a byte per chunk of CHUNK weights that changed (see track_changes)
         self.unflagged = False  # weights changed since the flags were cleared that the flags do not show
 
     @property
