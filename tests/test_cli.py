@@ -66,6 +66,8 @@ def test_train_refuses_to_overwrite_a_run(tmp_path, cli_env):
     (["--explore", "sometimes"], "bad --explore"),
     (["--merge-every", "0"], "positive"),
     (["--merge-every", "soon"], "bad number"),
+    (["--merge-every", "0.5"], "add --threads N"),
+    (["--merge-every", "0.5", "--threads", "2", "--tc"], "share one table"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, fragment, cli_env):
     assert_one_line_error(td2048("train", "--episodes", 5, *args, "--out", tmp_path / "x", env=cli_env), fragment)

@@ -219,6 +219,12 @@ def run(args: argparse.Namespace) -> int:
         raise TD2048Error("--out and --resume name different directories")
     if args.ray is None and (args.workers is not None or args.sync_every is not None):
         raise TD2048Error("--workers and --sync-every are for training on Ray workers: add --ray [ADDRESS]")
+    if args.merge_every is not None and args.resume is None:
+        if given.get("threads", 1) < 2:
+            raise TD2048Error("--merge-every gives TD's threads a copy of the weights each: add --threads N (N >= 2)")
+        if given.get("tc_from") == "0":
+            raise TD2048Error("--merge-every is for TD on copies; with --tc every episode is TC, whose threads "
+                              "share one table")
     if args.ray is not None:
         given["workers"] = args.workers or 1  # set from the cluster once connected
     elif args.resume is not None:
