@@ -227,6 +227,7 @@ class Learner:
             kernels = self.network.kernels_for(tc=True, tracked=tracked_tc)
         else:
             kernels = self.network.kernels_for(tracked=True) if tracked_td else self.network.kernels
+        tracked = copies or tracked_tc or tracked_td  # the kernels flag what they change
         if not (tracked_tc or tracked_td):
             self.unflagged = True
         if tracked_td and self._regions is None:
@@ -256,11 +257,12 @@ class Learner:
         def learn_share(thread, lo, hi):
             """Learn from episodes lo..hi-1 on a thread; returns where it got to (before hi: a merge was asked for)."""
             weights = self._copies[thread] if copies else self.network.weights
-            dirty = self._dirty[thread] if copies else accumulators if tc else NO_TRACKING
-            if tracked_td:
-                dirty = self._regions[thread]
-            if tracked_tc:
-                dirty = (accumulators, self.change_flags)
+            if copies or tracked_td:  # the regions this thread changed: in its copy, or in the one table
+                dirty = self._dirty[thread] if copies else self._regions[thread]
+            elif tc:
+                dirty = (accumulators, self.change_flags) if tracked_tc else accumulators
+            else:
+                dirty = NO_TRACKING
             pool = (self._pools[thread], self._pool_states[thread, :2])
             while lo < hi:
                 batch = params.copy()
@@ -273,8 +275,7 @@ class Learner:
                 if not handed:
                     return lo
                 batch[FIRST_EPISODE] = params[FIRST_EPISODE] + lo
-                scores[lo], moves[lo], max_codes[lo] = self._finish_wide(thread, weights, dirty,
-                                                                         copies or tracked_tc or tracked_td,
+                scores[lo], moves[lo], max_codes[lo] = self._finish_wide(thread, weights, dirty, tracked,
                                                                          mode_code, batch, tc)
                 lo += 1
             return lo
