@@ -105,6 +105,10 @@ def test_threads_and_init(tmp_path):
     assert r.returncode == 0, r.stderr
     assert logged_episodes(tmp_path / "a") == list(range(100, 1001, 100))
     assert json.loads((tmp_path / "a" / "settings.json").read_text())["merge_every"] == 0.01
+    r = run_train("--resume", tmp_path / "a", "--episodes", 1200, "--merge-every", "off")  # on to one table
+    assert r.returncode == 0, r.stderr
+    assert "copies" not in r.stdout.splitlines()[0] and logged_episodes(tmp_path / "a")[-1] == 1200
+    assert json.loads((tmp_path / "a" / "settings.json").read_text())["merge_every"] is None
     r = run_train("--init", tmp_path / "a" / "model.td2048", "--episodes", 200, "--out", tmp_path / "b")
     assert r.returncode == 0, r.stderr
     settings = json.loads((tmp_path / "b" / "settings.json").read_text())

@@ -52,6 +52,14 @@ def nonnegative_float(text: str) -> float:
     return value
 
 
+MERGE_OFF = "off"
+
+
+def merge_seconds(text: str) -> float | str:
+    """--merge-every: a positive number of seconds, or ``off`` (one shared table, no copies)."""
+    return MERGE_OFF if text.strip().lower() == MERGE_OFF else positive_float(text)
+
+
 def network_text(text: str) -> str:
     parse_network(text)  # validate early, with the preset's default isomorphisms
     return text
@@ -63,6 +71,7 @@ positive_int_arg = _typed(positive_int, "count")
 nonnegative_int_arg = _typed(nonnegative_int, "integer")
 positive_float_arg = _typed(positive_float, "number")
 nonnegative_float_arg = _typed(nonnegative_float, "number")
+merge_seconds_arg = _typed(merge_seconds, "number")
 
 
 def add_network_arguments(parser: argparse.ArgumentParser, default: str | None = DEFAULT_NETWORK) -> None:

@@ -11,8 +11,10 @@ import sys
 from pathlib import Path
 
 from td2048.cli.options import (
+    MERGE_OFF,
     add_game_argument,
     add_network_arguments,
+    merge_seconds_arg,
     nonnegative_float_arg,
     nonnegative_int_arg,
     positive_float_arg,
@@ -88,11 +90,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=positive_int_arg, default=None,
                    help="episodes played at once (default 1), with every method: faster, but not reproducible. "
                         "The threads write the weights (and TC's accumulators) themselves, without locks")
-    p.add_argument("--merge-every", type=positive_float_arg, default=None, metavar="SECONDS",
+    p.add_argument("--merge-every", type=merge_seconds_arg, default=None, metavar="SECONDS",
                    help="with --threads, TD on copies: each thread learns on a copy of the weights, and the "
                         "copies are merged every SECONDS of training (default: no copies, one table; TC always "
                         "shares the table). Copies write no memory that another thread writes, but learn less per "
-                        "episode, optimistic TD markedly so")
+                        "episode, optimistic TD markedly so. 'off': one table, as by default; with --resume, a run "
+                        "made on copies goes on on one table")
     p.add_argument("--snapshot-every", default=None, metavar="N|TIME",
                    help=f"snapshot every N episodes, or every TIME of training such as 30s, 5m, 1h "
                         f"(default {DEFAULT_SNAPSHOT_EVERY})")
@@ -219,7 +222,9 @@ def run(args: argparse.Namespace) -> int:
         raise TD2048Error("--out and --resume name different directories")
     if args.ray is None and (args.workers is not None or args.sync_every is not None):
         raise TD2048Error("--workers and --sync-every are for training on Ray workers: add --ray [ADDRESS]")
-    if args.merge_every is not None and args.resume is None:
+    if args.merge_every == MERGE_OFF:  # one table: the default of a new run, a change for a resumed one
+        given["merge_every"] = None
+    elif args.merge_every is not None and args.resume is None:
         if given.get("threads", 1) < 2:
             raise TD2048Error("--merge-every gives TD's threads a copy of the weights each: add --threads N (N >= 2)")
         if given.get("tc_from") == "0":
