@@ -52,6 +52,8 @@ def test_a_sweep_file_reads_as_train_options(tmp_path):
     assert (settings.network, settings.alpha, settings.lam, settings.episodes, settings.snapshot_every) == \
            ("2x4", 0.02, 0.25, 6000, 2000)
     assert trial_settings(plan, {"tc": True}).tc_from == "0"
+    assert trial_settings(plan, {"merge-every": "off"}).merge_every is None  # as td2048 train --merge-every off
+    assert trial_settings(plan, {"merge-every": 0.5}).merge_every == 0.5
     assert trial_settings(plan, {"sample": 2}).seed == 2  # repetitions of a grid point: seeds 0, 1, 2, ...
     assert trial_name({"alpha": 0.1}) == trial_name({"alpha": 0.1}) != trial_name({"alpha": 0.02})
 

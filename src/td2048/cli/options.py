@@ -7,7 +7,7 @@ import argparse
 from td2048.config import DEFAULT_NETWORK
 from td2048.errors import TD2048Error
 from td2048.network import PRESETS, parse_network, parse_size
-from td2048.settings import DEFAULT_TT_SIZE, MAX_DEPTH
+from td2048.settings import DEFAULT_TT_SIZE, MAX_DEPTH, MERGE_OFF
 
 NETWORK_HELP = (f"preset ({', '.join(PRESETS)}) or hex tuples separated by commas, "
                 "e.g. 012345,456789 (cells 0..f, row-major, 0 top-left)")
@@ -50,9 +50,6 @@ def nonnegative_float(text: str) -> float:
     if not value >= 0 or value == float("inf"):
         raise TD2048Error(f"must be a number >= 0, not {text}")
     return value
-
-
-MERGE_OFF = "off"
 
 
 def merge_seconds(text: str) -> float | str:

@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 from td2048.cli.options import (
-    MERGE_OFF,
     add_game_argument,
     add_network_arguments,
     merge_seconds_arg,
@@ -31,7 +30,7 @@ from td2048.config import (
 from td2048.errors import TD2048Error
 from td2048.games.tiles import WIN_TILE
 from td2048.io.model import read_model
-from td2048.settings import TrainSettings
+from td2048.settings import MERGE_OFF, TrainSettings
 from td2048.spec import METHODS
 from td2048.version import __version__
 
