@@ -30,10 +30,15 @@ from td2048.network import Network
 from td2048.spec import METHODS, NetworkSpec, format_bytes, parse_network, parse_size, parse_stages
 
 UPDATE_MODES = ("backward", "forward")
-MERGE_OFF = "off"  # --merge-every's word for no copies: TD's threads on one table
 MAX_DEPTH = 8  # a depth-8 search of one open board already takes minutes
 DEFAULT_TT_SIZE = "64MiB"  # per thread: 2M entries, more than a depth-4 game's searches fill
 TT_ENTRY_BYTES = 32  # key (2 words), depth, value: two entries to a cache line
+MERGE_OFF = "off"  # --merge-every's word for no copies: TD's threads on one table
+
+
+def merge_off(value) -> bool:
+    """Whether a --merge-every value (from the command line or a sweep file) is :data:`MERGE_OFF`."""
+    return isinstance(value, str) and value.strip().lower() == MERGE_OFF
 
 
 @dataclass

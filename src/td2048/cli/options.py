@@ -7,7 +7,7 @@ import argparse
 from td2048.config import DEFAULT_NETWORK
 from td2048.errors import TD2048Error
 from td2048.network import PRESETS, parse_network, parse_size
-from td2048.settings import DEFAULT_TT_SIZE, MAX_DEPTH, MERGE_OFF
+from td2048.settings import DEFAULT_TT_SIZE, MAX_DEPTH, MERGE_OFF, merge_off
 
 NETWORK_HELP = (f"preset ({', '.join(PRESETS)}) or hex tuples separated by commas, "
                 "e.g. 012345,456789 (cells 0..f, row-major, 0 top-left)")
@@ -54,7 +54,7 @@ def nonnegative_float(text: str) -> float:
 
 def merge_seconds(text: str) -> float | str:
     """--merge-every: a positive number of seconds, or ``off`` (one shared table, no copies)."""
-    return MERGE_OFF if text.strip().lower() == MERGE_OFF else positive_float(text)
+    return MERGE_OFF if merge_off(text) else positive_float(text)
 
 
 def network_text(text: str) -> str:

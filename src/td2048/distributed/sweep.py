@@ -22,7 +22,7 @@ from td2048.distributed.cluster import connect_ray, import_ray
 from td2048.errors import TD2048Error
 from td2048.io.atomic import atomic_open
 from td2048.io.rundir import SETTINGS
-from td2048.settings import MERGE_OFF, TrainSettings
+from td2048.settings import TrainSettings, merge_off
 
 SWEEP_SECTIONS = ("train", "grid", "random", "sweep")
 _NOT_SWEPT = ("out", "resume", "quiet")
@@ -42,7 +42,7 @@ def _setting_name(option: str) -> tuple[str, object]:
     if name == "no_promotion":
         return "promote", lambda on: not on
     if name == "merge_every":  # seconds, or "off": one table (the default)
-        return name, lambda value: None if str(value).strip().lower() == MERGE_OFF else value
+        return name, lambda value: None if merge_off(value) else value
     if name not in {f.name for f in fields(TrainSettings)}:
         raise TD2048Error(f"unknown training option {option!r} in the sweep (see td2048 train --help)")
     return name, lambda value: value
