@@ -31,8 +31,9 @@ def sb3_log_folder(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def cli_env():
-    """Environment for real subprocess runs of the CLI (same kernel cache as the tests)."""
-    return {**os.environ, "PYTHONUNBUFFERED": "1"}
+    """Environment for real subprocess runs of the CLI (same kernel cache as the tests); a run that crashes
+    prints its Python stack (faulthandler) into the stderr the failing test shows."""
+    return {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONFAULTHANDLER": "1"}
 
 
 # Debian's Chromium driven by Playwright, for the tests of pages (the replay page, the web app)

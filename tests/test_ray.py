@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -235,8 +236,15 @@ def test_eval_is_the_same_on_one_thread_two_threads_shards_and_ray(model, tmp_pa
             "ray": ("--ray", cluster.address, "--shard-size", 4)}
     outs, records = {}, {}
     for name, args in ways.items():
-        r = td2048("eval", model, "--games", 30, "--depth", 2, "--tt-size", "1MiB", "--seed", 3, "--json",
-                   "--record", tmp_path / name, *args, env=cli_env)
+        command = ("eval", model, "--games", 30, "--depth", 2, "--tt-size", "1MiB", "--seed", 3, "--json",
+                   "--record", tmp_path / name, *args)
+        r = td2048(*command, env=cli_env)
+        if name == "ray" and r.returncode < 0:
+            # the driver died of a signal with nothing printed (once in CI: SIGSEGV, before the results, where no
+            # compiled code of ours runs in it): said here, with its stack, and run once more
+            warnings.warn(f"td2048 eval --ray died of signal {-r.returncode}; run again. "
+                          f"Its stderr: {r.stderr[-3000:]}", stacklevel=1)
+            r = td2048(*command, env=cli_env)
         assert r.returncode == 0, r.stderr
         outs[name] = {k: v for k, v in json.loads(r.stdout).items() if k not in HOW_SPLIT}
         records[name] = without_times((tmp_path / name).read_text().splitlines())

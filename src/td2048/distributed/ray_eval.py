@@ -172,37 +172,48 @@ def play_on_ray(network: Network, search: Search, games: int, seed: int | None =
     shards = plan_shards(games, shard_size)
     connected = connect_ray(address, num_cpus)
     try:
+        # everything Ray handed over is merged into arrays of this process's own inside: the arrays of a
+        # task's result are views of Ray's buffers, which ray.shutdown() frees under them
+        return _play_tasks(ray, network, search, games, seed, shards, shard_size, names, on_progress, memory_limit,
+                           resources or {}, retries, None if connected else {"env_vars": forwarded_env()})
+    finally:
+        if connected:
+            ray.shutdown()
+
+
+def _play_tasks(ray, network: Network, search: Search, games: int, seed: int, shards: list[Shard], shard_size: int,
+                names, on_progress, memory_limit: int, resources: dict, retries: int,
+                runtime_env: dict | None) -> ShardedRun:
+    """The shards as Ray tasks on the connected cluster, merged (see :func:`play_on_ray`)."""
+    results: list[ShardResult] = []
+    try:
         start = time.perf_counter()
         weights = ray.put(network.weights)
         model = ModelSpec.of(network, weights.hex())
         task = ray.remote(ray_shard).options(num_cpus=1, max_retries=retries, retry_exceptions=False,
-                                             resources=resources or {},
-                                             runtime_env={"env_vars": forwarded_env()} if not connected else None)
+                                             resources=resources, runtime_env=runtime_env)
         pending = {task.remote(model, weights, search, seed, shard, names, memory_limit): shard for shard in shards}
-        results, done = [], 0
+        done = 0
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=1)
             for ref in ready:
                 pending.pop(ref)
                 try:
-                    result = ray.get(ref)
+                    results.append(ray.get(ref))
                 except ray.exceptions.RayTaskError as e:
                     if isinstance(e.cause, TD2048Error):  # one line, as on one machine
                         raise TD2048Error(str(e.cause)) from None
                     raise
                 except ray.exceptions.RayError as e:
                     raise TD2048Error(f"a shard failed on Ray: {str(e).splitlines()[0]}") from None
-                results.append(result)
-                done += len(result.scores)
+                done += len(results[-1].scores)
                 if on_progress is not None:
                     on_progress(done)
         seconds = time.perf_counter() - start
+        stats, counts, records = merge_shards(results, games, seconds, network.game)  # copies
+        nodes = Counter(r.node for r in results)
+        return ShardedRun(stats, counts, records, seed, shard_size, len(shards), dict(nodes))
     finally:
-        if connected:
-            ray.shutdown()
-    stats, counts, records = merge_shards(results, games, seconds, network.game)
-    nodes = Counter(r.node for r in results)
-    return ShardedRun(stats, counts, records, seed, shard_size, len(shards), dict(nodes))
-
+        results.clear()  # no view of Ray's memory outlives this call, even with an exception on its way
 
 __all__ = ["SHARD_RETRIES", "ModelSpec", "play_on_ray", "ray_shard"]
