@@ -11,12 +11,14 @@ import pytest
 from commands import assert_one_line_error, td2048
 from test_learn import SMALL, ReferenceLearner
 
+from td2048.config import DEFAULT_MEMORY_LIMIT
 from td2048.games.bitboard import max_code
 from td2048.io.model import load_model, save_model
 from td2048.kernels import kernels_for
 from td2048.kernels.merge import NO_TRACKING
+from td2048.kernels.records import RECORD, pack_records, unpack_records
 from td2048.learn import Learner, TrainSettings, train
-from td2048.network import TC_START_EVIDENCE, Network, parse_network, parse_stages
+from td2048.network import TC_START_EVIDENCE, Network, aligned_zeros, parse_network, parse_stages
 from td2048.run import TrainingRun
 
 TINY = np.finfo(np.float32).tiny
@@ -79,13 +81,47 @@ def test_tc_updates_on_a_hand_worked_weight():
     u = 8: rate 1 (E = A = tiny), w = 8, E = 8, A = 8; u = -4: rate 8/8, w = 4, E = 4, A = 12;
     u = 6: rate 4/12, w = 4 + 6/3 = 6, E = 10, A = 18."""
     net = Network(parse_network("0", isomorphisms=1))
-    acc = net.start_accumulators()
+    records = tc_records(net, net.start_accumulators())
     k = kernels_for(net.spec, tc=True)
-    board = np.uint64(1)  # code 1 in cell 0: weight 1
+    board = np.uint64(1)  # code 1 in cell 0: weight 1, record 1
     for target, (w, e, a) in ((8.0, (8, 8, 8)), (4.0, (4, 4, 12)), (10.0, (6, 10, 18))):
-        assert k.td_update(net.weights, acc, board, target, 1.0) == w
-        assert (net.weights[1], acc[2], acc[3]) == (w, e, a)
-    assert acc[0] == acc[1] == TINY  # weights never updated keep their first rate, 1
+        assert k.td_update(records, NO_TRACKING, board, target, 1.0) == w
+        assert tuple(records[RECORD:2 * RECORD]) == (w, e, a)
+    assert records[1] == records[2] == TINY  # weights never updated keep their first rate, 1
+    unpack_records(records, net.weights, net.accumulators)
+    assert (net.weights[1], *net.accumulators[2:4]) == (6, 10, 18)
+
+
+def tc_records(net, acc):
+    """The network's weights and accumulators as TC's records (td2048.kernels.records)."""
+    records = aligned_zeros(RECORD * net.weights.size)
+    pack_records(net.weights, acc, records)
+    return records
+
+
+@pytest.mark.parametrize("mode", ["backward", "forward"])
+def test_tc_on_records_and_on_the_networks_own_arrays_learns_the_same_bit_for_bit(mode):
+    """A learner's TC uses records (each weight beside its accumulators) when they fit in its memory limit,
+    else the network's two arrays: the same episodes, weights and accumulators either way, a new stage's
+    promotion included; and TD after TC goes on from what TC learned."""
+    runs = []
+    for limit in (DEFAULT_MEMORY_LIMIT, 1):
+        net = Network(parse_network(SMALL, stages=parse_stages(STAGES)))
+        learner = Learner(net, seed=5, memory_limit=limit)
+        learner.run(10, mode, 0.1)
+        blocks = [learner.run(20, mode, 1.0, tc=True) for _ in range(2)]
+        assert (learner._records is not None) == (limit == DEFAULT_MEMORY_LIMIT)
+        learner.merge()
+        learned = net.weights.copy(), net.accumulators.copy()
+        blocks.append(learner.run(5, mode, 0.1))  # TD again: on what TC learned, in the network's arrays
+        assert learner._records is None
+        runs.append((blocks, learned, net.weights.copy()))
+    (blocks, learned, after), (blocks_split, learned_split, after_split) = runs
+    for a, b in zip(blocks, blocks_split, strict=True):
+        assert np.array_equal(a.scores, b.scores) and np.array_equal(a.moves, b.moves)
+    assert all(np.array_equal(a, b) for a, b in zip(learned, learned_split, strict=True))
+    assert learned[0][Network(parse_network(SMALL, stages=parse_stages(STAGES))).spec.stage_markers + 1] == 1.0
+    assert np.array_equal(after, after_split) and not np.array_equal(after, learned[0])
 
 
 def test_a_tc_start_rate_below_one_starts_every_weight_at_that_rate():
@@ -95,13 +131,14 @@ def test_a_tc_start_rate_below_one_starts_every_weight_at_that_rate():
     acc = net.start_accumulators(0.1)
     assert TC_START_EVIDENCE == 300 and np.all(acc[0::2] == np.float32(30)) and np.all(acc[1::2] == 300)
     assert net.start_accumulators(1.0) is acc  # the network's own accumulators are kept
-    k = kernels_for(net.spec, tc=True)
+    k = kernels_for(net.spec, tc=True, tracked=True)  # the network's own arrays (as a Ray worker's threads)
+    flags = np.zeros(1, np.uint8)
     board = np.uint64(1)
-    assert k.td_update(net.weights, acc, board, 8.0, 1.0) == np.float32(0.8)
-    assert (acc[2], acc[3]) == (38, 308)
+    assert k.td_update(net.weights, (acc, flags), board, 8.0, 1.0) == np.float32(0.8)
+    assert (acc[2], acc[3]) == (38, 308) and flags[0] == 1
     u = np.float32(4.0 - np.float32(0.8))
     expected = np.float32(np.float32(0.8) + np.float32(u * np.float32(np.float32(38) / np.float32(308))))
-    assert k.td_update(net.weights, acc, board, 4.0, 1.0) == expected
+    assert k.td_update(net.weights, (acc, flags), board, 4.0, 1.0) == expected
     assert (acc[0], acc[1]) == (np.float32(30), 300)  # a weight never updated keeps the start rate
 
 
@@ -142,10 +179,12 @@ def test_tc_episodes_equal_the_reference_bit_for_bit(mode):
     learner = Learner(net, seed=21)
     learner.run(10, mode, 0.1)  # TD first (OTD then TC starts TC on trained weights)
     learner.run(10, mode, 1.0, tc=True)  # accumulators no longer fresh
+    learner.merge()  # TC learns on records: into the network's arrays, where the reference starts
     reference = StagedTCReference(net, learner.rng_state, 1.0)
     block = learner.run(3, mode, 1.0, tc=True)
     for e in range(3):
         assert reference.episode(mode) == (block.scores[e], block.moves[e])
+    learner.merge()  # TC learned on records: into the network's arrays
     np.testing.assert_array_equal(reference.w, net.weights)
     np.testing.assert_array_equal(reference.acc, net.accumulators)
 
@@ -298,6 +337,7 @@ def test_tc_on_eight_threads_learns_on_the_shared_table_after_td_on_copies():
     before = net.weights.copy()
     blocks = [learner.run(400, "forward", 1.0, tc=True) for _ in range(3)]
     assert learner._copies is None  # merged at the switch, then dropped
+    learner.merge()  # TC's records, into the network's arrays
     assert not np.array_equal(before, net.weights) and np.isfinite(net.weights).all()
     acc = net.accumulators
     assert np.isfinite(acc).all() and (acc[1::2] >= TINY).all()  # A only grows, from its start
@@ -318,6 +358,7 @@ def test_otd_then_tc_on_eight_threads_all_on_the_shared_table():
     learner.merge()  # nothing to merge
     td = net.weights.copy()
     blocks = [learner.run(400, "backward", 1.0, tc=True, tc_start_rate=0.1) for _ in range(3)]
+    learner.merge()
     assert learner._copies is None and not np.array_equal(td, net.weights) and np.isfinite(net.weights).all()
     assert (net.accumulators[1::2] >= TC_START_EVIDENCE).all()
     assert blocks[-1].scores.mean() > 1.5 * first.scores.mean()

@@ -62,7 +62,7 @@ def benchmark(network: str = "4x6", seconds: float | None = 5.0, isomorphisms: i
     start = time.perf_counter()
     # compiles, or loads from the cache, the kernels the measures use
     fresh = Network(spec, memory_limit=memory_limit, game=game, cell_bits=cells, method=method)
-    warm = Learner(fresh, seed=seed, threads=threads, merge_seconds=merge_seconds)
+    warm = Learner(fresh, seed=seed, threads=threads, merge_seconds=merge_seconds, memory_limit=memory_limit)
     warm.run(threads, update, alpha, tc=tc)
     Agent(fresh, seed=seed, threads=threads).play(threads)
     compile_s = time.perf_counter() - start
@@ -70,9 +70,11 @@ def benchmark(network: str = "4x6", seconds: float | None = 5.0, isomorphisms: i
     start = time.perf_counter()
     net = loaded if loaded is not None else Network(spec, memory_limit=memory_limit, game=game, cell_bits=cells,
                                                     method=method)
+    player = Learner(net, seed=seed, threads=threads, merge_seconds=merge_seconds, memory_limit=memory_limit)
+    if tc:  # TC's accumulators (and records) are made before the clock starts, as the weights are
+        player.run(0, update, alpha, tc=True)
     alloc_s = time.perf_counter() - start
 
-    player = Learner(net, seed=seed, threads=threads, merge_seconds=merge_seconds)
     train_moves, train_s = _timed_blocks(player, seconds, episodes, update, alpha, block, tc)
     player.merge()
     agent = Agent(net, seed=seed + 1, threads=threads)

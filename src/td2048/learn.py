@@ -20,11 +20,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from td2048.config import DEFAULT_MEMORY_LIMIT
 from td2048.errors import TD2048Error
 from td2048.games.game2048 import row_table
 from td2048.games.wide import wide_row_table
 from td2048.kernels.merge import CHUNK_SHIFT, NO_TRACKING, dirty_size, merge_regions
 from td2048.kernels.params import FIRST_EPISODE, learning_params
+from td2048.kernels.records import RECORD, pack_records, unpack_records
 from td2048.network import Network, aligned_zeros
 from td2048.rng import thread_rng_rows, thread_rng_states
 from td2048.settings import (
@@ -73,8 +75,14 @@ class Learner:
     as one thread, at the same speed and without a copy of the weights per thread.
     Multi-thread runs are fast but not reproducible; one thread is reproducible bit for bit.
 
-    The learner owns the network's weights while it learns: change them between blocks only
-    through :meth:`sync` (or a new learner).
+    TC on this machine's threads learns on records, each weight beside its two accumulators
+    (:mod:`td2048.kernels.records`: an update writes one cache line, not two, which threads that
+    share the table pass between cores less often), when weights, accumulators and records fit
+    in ``memory_limit`` together; else on the network's own arrays.
+
+    The learner owns the network's weights while it learns: read them (and TC's accumulators)
+    after :meth:`merge`, and change them between blocks only through :meth:`sync` (or a new
+    learner).
 
     Parameters
     ----------
@@ -89,6 +97,8 @@ class Learner:
     merge_seconds : float or None
         TD on threads: seconds of training between merges of the threads' copies; None (the
         default): no copies, the threads write the network's weights.
+    memory_limit : int
+        The most bytes of weights and what grows with them (TC's accumulators and records).
 
     Raises
     ------
@@ -97,7 +107,8 @@ class Learner:
     """
 
     def __init__(self, network: Network, seed: int | None = None, threads: int = 1,
-                 rng_states: np.ndarray | None = None, merge_seconds: float | None = None):
+                 rng_states: np.ndarray | None = None, merge_seconds: float | None = None,
+                 memory_limit: int = DEFAULT_MEMORY_LIMIT):
         if threads < 1:
             raise TD2048Error(f"threads must be at least 1, not {threads}")
         self.network = network
@@ -121,6 +132,11 @@ class Learner:
         self._unmerged_seconds = 0.0
         self._stop = np.zeros(1, np.uint8)  # set to 1: the kernels return before their next episode
         self.change_flags = None  # a byte per chunk of CHUNK weights that changed (see track_changes)
+        # TC: each weight beside its accumulators (td2048.kernels.records), while TC learns on them; what the
+        # network's arrays hold is then written by merge() (records_merged: they hold it already)
+        self._records = None
+        self._records_merged = True
+        self.memory_limit = memory_limit
         self.unflagged = False  # weights changed since the flags were cleared that the flags do not show
 
     @property
@@ -175,22 +191,50 @@ class Learner:
         call) once the changes are taken.
         """
         if self.change_flags is None:
+            self._leave_records()  # flagged TC learns on the network's own arrays
             self.change_flags = np.zeros((self.network.weights.size >> CHUNK_SHIFT) + 1, np.uint8)
             self.unflagged = True
         return self.change_flags
 
     def sync(self) -> None:
         """Take the network's weights again (after they were changed from outside)."""
+        if self._records is not None:
+            pack_records(self.network.weights, self.network.start_accumulators(), self._records)
+            self._records_merged = True
         if self._copies is not None:
             self._copies[:] = self.network.weights
             self._dirty[:] = 0
             self._unmerged_seconds = 0.0
 
     def merge(self) -> None:
-        """Bring what the threads learned into the network's weights now (before saving them)."""
+        """Bring what the threads learned into the network's weights (and TC's accumulators) now: before
+        reading or saving them."""
         if self._copies is not None and self._unmerged_seconds > 0:
             self._merge()
             self._unmerged_seconds = 0.0
+        if self._records is not None and not self._records_merged:
+            unpack_records(self._records, self.network.weights, self.network.accumulators)
+            self._records_merged = True
+
+    def _leave_records(self) -> None:
+        """Learn on the network's own arrays from now on: TC's records written into them, and dropped."""
+        if self._records is not None:
+            self.merge()
+            self._records = None
+
+    def _tc_records(self, accumulators: np.ndarray) -> np.ndarray | None:
+        """TC's records, made from the network's weights and accumulators on the first TC block (None: they do
+        not fit in the memory limit beside them, and TC learns on the network's own arrays)."""
+        if self._records is None:
+            if (1 + 2 + RECORD) * self.network.spec.nbytes > self.memory_limit:
+                return None
+            try:
+                self._records = aligned_zeros(RECORD * self.network.weights.size)
+            except MemoryError:
+                return None
+            pack_records(self.network.weights, accumulators, self._records)
+        self._records_merged = False
+        return self._records
 
     def _params(self, alpha: float, lam: float, nstep: int, explore: str = "none", first: int = 0,
                 promote: bool = True, restarts: float = 0.0, restart_code: int = 0) -> np.ndarray:
@@ -223,11 +267,23 @@ class Learner:
         copies = self.threads > 1 and not tc and self.merge_seconds is not None
         tracked_tc = tc and self.change_flags is not None
         tracked_td = not tc and not copies and self.change_flags is not None  # flags folded in as the block ends
+        # made here, not by several threads
+        accumulators = self.network.start_accumulators(tc_start_rate) if tc else None
+        if tc and self._copies is not None:  # TD then TC (OTD then TC): what the copies learned goes in first
+            self.merge()
+            self._copies = None
+        records = self._tc_records(accumulators) if tc and not tracked_tc else None
+        if records is None:  # TD (or tracked TC) after TC: on the network's arrays again
+            self._leave_records()
+        # TC on the network's own arrays (records over the memory limit): the tracked kernels, on flags of its own
+        split_flags = None
+        if tc and not tracked_tc and records is None:
+            split_flags = np.zeros((self.network.weights.size >> CHUNK_SHIFT) + 1, np.uint8)
         if tc:
-            kernels = self.network.kernels_for(tc=True, tracked=tracked_tc)
+            kernels = self.network.kernels_for(tc=True, tracked=records is None)
         else:
             kernels = self.network.kernels_for(tracked=True) if tracked_td else self.network.kernels
-        tracked = copies or tracked_tc or tracked_td  # the kernels flag what they change
+        tracked = copies or tracked_tc or tracked_td or split_flags is not None  # the kernels flag what they change
         if not (tracked_tc or tracked_td):
             self.unflagged = True
         if tracked_td and self._regions is None:
@@ -238,11 +294,6 @@ class Learner:
         max_codes = np.zeros(episodes, np.int64)
         moves = np.zeros(episodes, np.int64)
         restarted = np.zeros(episodes, np.uint8)
-        # made here, not by several threads
-        accumulators = self.network.start_accumulators(tc_start_rate) if tc else None
-        if tc and self._copies is not None:  # TD then TC (OTD then TC): what the copies learned goes in first
-            self.merge()
-            self._copies = None
         if copies and self._copies is None:
             self._copies = aligned_zeros(self.threads, self.network.weights.size)
             self._copies[:] = self.network.weights
@@ -256,11 +307,12 @@ class Learner:
 
         def learn_share(thread, lo, hi):
             """Learn from episodes lo..hi-1 on a thread; returns where it got to (before hi: a merge was asked for)."""
-            weights = self._copies[thread] if copies else self.network.weights
+            weights = self._copies[thread] if copies else self.network.weights if records is None else records
             if copies or tracked_td:  # the regions this thread changed: in its copy, or in the one table
                 dirty = self._dirty[thread] if copies else self._regions[thread]
             elif tc:
-                dirty = (accumulators, self.change_flags) if tracked_tc else accumulators
+                dirty = NO_TRACKING if records is not None else (accumulators, self.change_flags if tracked_tc
+                                                                 else split_flags)
             else:
                 dirty = NO_TRACKING
             pool = (self._pools[thread], self._pool_states[thread, :2])
@@ -350,6 +402,7 @@ class Learner:
         tuple of (int, int, int)
             The episode's score, moves and largest tile code.
         """
+        self._leave_records()
         kernels = self.network.kernels
         mode_code = self._mode_code(mode)
         params = self._params(alpha, lam, nstep)
@@ -497,7 +550,8 @@ def train(settings: TrainSettings, network: Network | None = None,
         settings.seed = int(np.random.SeedSequence().entropy % (2**63))
     if network is None:
         network = settings.new_network()
-    learner = Learner(network, settings.seed, settings.threads, merge_seconds=settings.merge_every)
+    learner = Learner(network, settings.seed, settings.threads, merge_seconds=settings.merge_every,
+                      memory_limit=settings.memory_limit)
     stats = []
     for block in train_blocks(settings, learner, 0):
         stats.append(block)

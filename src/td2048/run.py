@@ -68,7 +68,8 @@ def local_learner(network: Network, settings: TrainSettings, seed: int | None, s
     Learner
         The learner.
     """
-    return Learner(network, seed, settings.threads, rng_states=states, merge_seconds=settings.merge_every)
+    return Learner(network, seed, settings.threads, rng_states=states, merge_seconds=settings.merge_every,
+                   memory_limit=settings.memory_limit)
 
 
 def learner_threads(settings: TrainSettings) -> int:

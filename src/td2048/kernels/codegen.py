@@ -14,6 +14,7 @@ from pathlib import Path
 
 from td2048.games.bitboard import symmetric_boards
 from td2048.kernels.params import POSITIONS
+from td2048.kernels.records import RECORD
 from td2048.spec import NetworkSpec, tuple_runs
 
 _PACKAGE = Path(__file__).resolve().parent.parent
@@ -225,6 +226,11 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
     compiles 32-wide tuples passed between inlined functions several times slower.)
     """
     n_tuples, n_iso = len(spec.tuples), spec.isomorphisms
+    records = tc and not tracked
+
+    def scaled(index: str) -> str:  # a weight's place in the array: its record's first float
+        return f"U64({RECORD}) * ({index})" if records else index
+
     groups = [[k * n_tuples + t for t in range(n_tuples)] for k in range(n_iso)]
     lines = ["@njit(inline='always')", "def feature_indices(b, out, r):",
              '    """Write the flat weight index of every feature of b into row r of out (isomorphism-major)."""']
@@ -236,17 +242,18 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
         indices = [f"so + {index}" for index in indices]
     for k, expr in enumerate(_SYMMETRY_EXPRESSIONS[:n_iso]):  # written out: an inlined call per board compiles slowly
         lines += [f"    x = {expr}", *reads]
-        lines += [f"    out[r, {f}] = {index}" for f, index in zip(groups[k], indices, strict=True)]
+        lines += [f"    out[r, {f}] = {scaled(index)}" for f, index in zip(groups[k], indices, strict=True)]
     prefetch = "prefetch_far" if spec.nbytes >= FAR_PREFETCH_BYTES else "prefetch_read"
     lines += ["", "", "@njit(inline='always')", "def prefetch_indices(w, x, r):",
               '    """Ask for the cache line of every feature weight, without waiting for them."""',
               "    for f in range(N_FEATURES):", f"        {prefetch}(w, x[r, f])"]
     lines += ["", "", "@njit(inline='always')", "def prefetch_aux(aux, x, r):",
-              '    """TC kernels: ask for the lines of the accumulators an update will write (else nothing)."""']
+              '    """Tracked TC kernels: ask for the lines of the accumulators an update will write (else nothing:',
+              '    in untracked TC kernels they share the weight\'s line)."""']
     prefetch_tc = ["    for f in range(N_FEATURES):", f"        {prefetch}(aux, x[r, f] + x[r, f])"]
     if tc and tracked:  # tracked TC kernels: ``aux`` is (accumulators, chunk flags)
         prefetch_tc = ["    acc = aux[0]", prefetch_tc[0], prefetch_tc[1].replace("(aux,", "(acc,")]
-    lines += prefetch_tc if tc else ["    return"]
+    lines += prefetch_tc if tc and tracked else ["    return"]
     lines += ["", "", "@njit(inline='always')", "def value_of(w, x, r):",
               '    """V from the feature indices: the sum of their weights."""']
     for k, group in enumerate(groups):
@@ -258,10 +265,11 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
               "    Returns V after the update: the sum of the new weights, each read right after its add",
               "    (the course demo's rule; a weight that two symmetric boards share moves twice).",
               "    ``dirty`` marks the changed chunks in tracked kernels (see td2048.kernels.merge).",
-              "    TC kernels: ``dirty`` is the accumulators (E, A per weight) and each weight moves by",
-              "    u |E| / A, before E += u and A += |u| (temporal coherence: a weight whose errors keep",
-              "    one sign keeps its rate, one whose errors cancel slows down). Tracked TC kernels:",
-              "    ``dirty`` is (the accumulators, a byte per chunk of CHUNK weights set when it changes).",
+              "    TC kernels: each weight moves by u |E| / A, before E += u and A += |u|, E and A being its",
+              "    accumulators (temporal coherence: a weight whose errors keep one sign keeps its rate, one",
+              "    whose errors cancel slows down). ``w`` is then TC's records (weight, E, A; see",
+              "    td2048.kernels.records) and ``dirty`` unused; tracked TC kernels take the weights in ``w``",
+              "    and in ``dirty`` (the accumulators, a byte per chunk of CHUNK weights set when it changes).",
               '    """',
               "    u = np.float32(alpha_split * (target - value_of(w, x, r)))"]
     if tc:
@@ -271,7 +279,10 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
     for k, group in enumerate(groups):
         lines.append(f"    s{k} = 0.0")
         for f in group:
-            if tc:
+            if records:  # the weight, then E and A in the next two floats: one cache line
+                lines += [f"    i = x[r, {f}]", "    w[i] += u * (abs(w[i + U64(1)]) / w[i + U64(2)])",
+                          "    w[i + U64(1)] += u", "    w[i + U64(2)] += au", f"    s{k} += w[i]"]
+            elif tc:
                 lines += [f"    i = x[r, {f}]", "    j = i + i", "    w[i] += u * (abs(dirty[j]) / dirty[j + U64(1)])",
                           "    dirty[j] += u", "    dirty[j + U64(1)] += au", f"    s{k} += w[i]"]
             else:
@@ -295,7 +306,7 @@ def symmetric_cells() -> list[list[int]]:
     return maps
 
 
-def _expectation_function(spec: NetworkSpec) -> str:
+def _expectation_function(spec: NetworkSpec, records: bool = False) -> str:
     """Source of ``expected_value(w, b)``: E[V] over the new tile on afterstate b, for state values.
 
     A new tile on an empty cell c changes only the features whose tuple covers c on some symmetric
@@ -307,6 +318,8 @@ def _expectation_function(spec: NetworkSpec) -> str:
     n_tuples, n_iso = len(spec.tuples), spec.isomorphisms
     top = spec.values_per_cell - 1
     steps = (min(1, top), min(2, top))  # index steps of a new tile of code 1 and code 2 (clamped)
+    if records:  # TC's records (weight, E, A): a weight's step is a record's
+        steps = (RECORD * steps[0], RECORD * steps[1])
     lines = ["@njit(inline='always')", "def expected_value_of(w, b, x, r):",
              '    """E[V(b + new tile)]: the mean over empty cells of 0.9 V(tile 1 there) + 0.1 V(tile 2);',
              '    x: the feature indices of b."""']
@@ -380,6 +393,12 @@ def enter_stage(w, dirty, b):
     if tracked and tc:  # (accumulators, a flag byte per chunk)
         mark = """            for chunk in range(lo >> CHUNK_SHIFT, ((STAGE_MARKERS + N_STAGES) >> CHUNK_SHIFT) + 1):
                 dirty[1][chunk] = U8(1)"""
+    copy = "w[lo:lo + STAGE_WEIGHTS] = w[lo - STAGE_WEIGHTS:lo]"
+    scale = ""
+    if tc and not tracked:  # records: the weights alone (the new stage's accumulators keep their start)
+        copy = ("z = RECORD * lo\n"
+                "            w[z:z + RECORD * STAGE_WEIGHTS:RECORD] = w[z - RECORD * STAGE_WEIGHTS:z:RECORD]")
+        scale = "RECORD * "
     return f"""@njit(inline='always')
 def stage_of(b):
 {body}
@@ -389,10 +408,10 @@ def stage_of(b):
 def enter_stage(w, dirty, b):
     s = stage_of(b)
     for k in range(1, s + 1):
-        if w[STAGE_MARKERS + k] == 0.0:
-            w[STAGE_MARKERS + k] = 1.0
+        if w[{scale}(STAGE_MARKERS + k)] == 0.0:
+            w[{scale}(STAGE_MARKERS + k)] = 1.0
             lo = k * STAGE_WEIGHTS
-            w[lo:lo + STAGE_WEIGHTS] = w[lo - STAGE_WEIGHTS:lo]
+            {copy}
 {mark}"""
 
 
@@ -435,10 +454,11 @@ def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False
     multi-thread training (:mod:`td2048.kernels.merge`); single-thread kernels carry no such code.
     ``state_values``: V is learned on states (after the new tile), and moves are chosen by
     r + E[V] over the new tile (``expected_value``); else V is on afterstates.
-    ``tc``: updates by temporal coherence; the kernels' ``dirty`` argument is then the
-    accumulators, or in ``tracked`` TC kernels the pair (accumulators, a flag byte per chunk of
-    CHUNK weights): a Ray worker's threads share one table, and a sync lists only the flagged chunks
-    (td2048.kernels.exchange).
+    ``tc``: updates by temporal coherence; the kernels' ``w`` argument is then TC's records, each
+    weight beside its two accumulators (td2048.kernels.records), and ``dirty`` is unused; in
+    ``tracked`` TC kernels ``w`` is the weights and ``dirty`` the pair (accumulators, a flag byte per
+    chunk of CHUNK weights): a Ray worker's threads share one table, and a sync lists only the
+    flagged chunks (td2048.kernels.exchange).
     """
     body = _EPISODE_SOURCE.read_text()
     body = body[body.index(_BODY_MARKER):]
@@ -473,6 +493,7 @@ WIDE = {wide}
 STATE_VALUES = {state_values}
 TRACKED = {tracked}
 TC = {tc}
+RECORD = {RECORD}
 STAGED = {bool(spec.stages)}
 N_STAGES = {spec.n_stages}
 STAGE_WEIGHTS = {spec.stage_weights}
@@ -521,7 +542,7 @@ def td_update(w, dirty, b, target, alpha_split):
     return update_row(w, dirty, x, r, target, alpha_split)
 
 
-{_expectation_function(spec) if state_values else _NO_EXPECTATION}
+{_expectation_function(spec, tc and not tracked) if state_values else _NO_EXPECTATION}
 
 
 {_canonical_function(spec)}
