@@ -121,11 +121,13 @@ def test_bench_json(cli_env):
     assert_one_line_error(td2048("bench", "--seconds", "0"), "positive")
 
 
-def test_bench_tc_on_threads(cli_env):
-    r = td2048("bench", "--network", "2x4", "--episodes", 40, "--tc", "--threads", 2, "--json", env=cli_env)
+@pytest.mark.parametrize("records", [(), ("--tc-records",)])
+def test_bench_tc_on_threads(cli_env, records):
+    r = td2048("bench", "--network", "2x4", "--episodes", 40, "--tc", "--threads", 2, *records, "--json", env=cli_env)
     assert r.returncode == 0, r.stderr
     result = json.loads(r.stdout)
     assert result["tc"] is True and result["threads"] == 2 and result["episodes"] == 40
+    assert result["tc_records"] is bool(records)  # and the test games play what the records learned:
     assert result["train_moves_per_s"] > 0 and result["nonzero_weights"] > 0
 
 

@@ -82,7 +82,7 @@ def test_tc_updates_on_a_hand_worked_weight():
     u = 6: rate 4/12, w = 4 + 6/3 = 6, E = 10, A = 18."""
     net = Network(parse_network("0", isomorphisms=1))
     records = tc_records(net, net.start_accumulators())
-    k = kernels_for(net.spec, tc=True)
+    k = kernels_for(net.spec, tc=True, records=True)
     board = np.uint64(1)  # code 1 in cell 0: weight 1, record 1
     for target, (w, e, a) in ((8.0, (8, 8, 8)), (4.0, (4, 4, 12)), (10.0, (6, 10, 18))):
         assert k.td_update(records, NO_TRACKING, board, target, 1.0) == w
@@ -101,27 +101,29 @@ def tc_records(net, acc):
 
 @pytest.mark.parametrize("mode", ["backward", "forward"])
 def test_tc_on_records_and_on_the_networks_own_arrays_learns_the_same_bit_for_bit(mode):
-    """A learner's TC uses records (each weight beside its accumulators) when they fit in its memory limit,
-    else the network's two arrays: the same episodes, weights and accumulators either way, a new stage's
-    promotion included; and TD after TC goes on from what TC learned."""
+    """A learner's TC on records (each weight beside its accumulators; asked for, and within its memory limit)
+    and on the network's two arrays (by default, or records over the limit): the same episodes, weights and
+    accumulators, a new stage's promotion included; and TD after TC goes on from what TC learned."""
     runs = []
-    for limit in (DEFAULT_MEMORY_LIMIT, 1):
+    for records, limit in ((True, DEFAULT_MEMORY_LIMIT), (False, DEFAULT_MEMORY_LIMIT), (True, 1)):
         net = Network(parse_network(SMALL, stages=parse_stages(STAGES)))
-        learner = Learner(net, seed=5, memory_limit=limit)
+        learner = Learner(net, seed=5, memory_limit=limit, tc_records=records)
         learner.run(10, mode, 0.1)
         blocks = [learner.run(20, mode, 1.0, tc=True) for _ in range(2)]
-        assert (learner._records is not None) == (limit == DEFAULT_MEMORY_LIMIT)
+        assert (learner._records is not None) == (records and limit == DEFAULT_MEMORY_LIMIT)
         learner.merge()
         learned = net.weights.copy(), net.accumulators.copy()
         blocks.append(learner.run(5, mode, 0.1))  # TD again: on what TC learned, in the network's arrays
         assert learner._records is None
         runs.append((blocks, learned, net.weights.copy()))
-    (blocks, learned, after), (blocks_split, learned_split, after_split) = runs
-    for a, b in zip(blocks, blocks_split, strict=True):
-        assert np.array_equal(a.scores, b.scores) and np.array_equal(a.moves, b.moves)
-    assert all(np.array_equal(a, b) for a, b in zip(learned, learned_split, strict=True))
+    (blocks, learned, after), *others = runs
+    for blocks_split, learned_split, after_split in others:
+        for a, b in zip(blocks, blocks_split, strict=True):
+            assert np.array_equal(a.scores, b.scores) and np.array_equal(a.moves, b.moves)
+        assert all(np.array_equal(a, b) for a, b in zip(learned, learned_split, strict=True))
+        assert np.array_equal(after, after_split)
     assert learned[0][Network(parse_network(SMALL, stages=parse_stages(STAGES))).spec.stage_markers + 1] == 1.0
-    assert np.array_equal(after, after_split) and not np.array_equal(after, learned[0])
+    assert not np.array_equal(after, learned[0])
 
 
 def test_a_tc_start_rate_below_one_starts_every_weight_at_that_rate():
@@ -131,14 +133,13 @@ def test_a_tc_start_rate_below_one_starts_every_weight_at_that_rate():
     acc = net.start_accumulators(0.1)
     assert TC_START_EVIDENCE == 300 and np.all(acc[0::2] == np.float32(30)) and np.all(acc[1::2] == 300)
     assert net.start_accumulators(1.0) is acc  # the network's own accumulators are kept
-    k = kernels_for(net.spec, tc=True, tracked=True)  # the network's own arrays (as a Ray worker's threads)
-    flags = np.zeros(1, np.uint8)
+    k = kernels_for(net.spec, tc=True)
     board = np.uint64(1)
-    assert k.td_update(net.weights, (acc, flags), board, 8.0, 1.0) == np.float32(0.8)
-    assert (acc[2], acc[3]) == (38, 308) and flags[0] == 1
+    assert k.td_update(net.weights, acc, board, 8.0, 1.0) == np.float32(0.8)
+    assert (acc[2], acc[3]) == (38, 308)
     u = np.float32(4.0 - np.float32(0.8))
     expected = np.float32(np.float32(0.8) + np.float32(u * np.float32(np.float32(38) / np.float32(308))))
-    assert k.td_update(net.weights, (acc, flags), board, 4.0, 1.0) == expected
+    assert k.td_update(net.weights, acc, board, 4.0, 1.0) == expected
     assert (acc[0], acc[1]) == (np.float32(30), 300)  # a weight never updated keeps the start rate
 
 
@@ -291,10 +292,10 @@ def test_otd_then_tc_run_resumes_bit_for_bit_and_the_model_keeps_the_accumulator
 def test_cli_methods_and_their_errors(tmp_path, cli_env):
     run = tmp_path / "run"
     r = td2048("train", "--network", SMALL, "--episodes", 200, "--block", 100, "--seed", 1, "--stages", STAGES,
-               "--optimistic", 1000, "--tc-from", 100, "--out", run, env=cli_env)  # TC starts at alpha / tc_alpha
+               "--optimistic", 1000, "--tc-from", 100, "--tc-records", "--out", run, env=cli_env)  # TC at alpha / tc
     assert r.returncode == 0, r.stderr
     assert "2 stages (from 64)" in r.stdout
-    assert "optimistic 1000, TC (alpha 1.0, starting at rate 0.1) from episode 100" in r.stdout
+    assert "optimistic 1000, TC (alpha 1.0, starting at rate 0.1, on records) from episode 100" in r.stdout
     trained, header = load_model(run / "model.td2048")
     errors, absolutes = trained.accumulators[0::2], trained.accumulators[1::2]
     assert header["training"]["tc_start_rate"] == 0.1 and np.all(absolutes >= TC_START_EVIDENCE)
@@ -315,6 +316,9 @@ def test_cli_methods_and_their_errors(tmp_path, cli_env):
                            (["--tc", "--tc-start-rate", "0"], "--tc-start-rate must be a rate in (0, 1]"),
                            (["--tc", "--tc-start-rate", "1.5"], "--tc-start-rate must be a rate in (0, 1]"),
                            (["--tc-start-rate", "0.1"], "add --tc or --tc-from"),
+                           (["--tc-records"], "add --tc or --tc-from"),
+                           (["--network", "4x6", "--tc", "--tc-records", "--memory-limit", "1GiB"],
+                            "--tc-records needs"),
                            (["--restarts", "1"], "--restarts must be"),
                            (["--restart-tile", "3000"], "--restart-tile must be a tile"),
                            (["--optimistic", "5", "--init", run / "model.td2048"], "with --init"),

@@ -32,7 +32,7 @@ def benchmark(network: str = "4x6", seconds: float | None = 5.0, isomorphisms: i
               update: str = "backward", block: int = DEFAULT_BLOCK, memory_limit: int = DEFAULT_MEMORY_LIMIT,
               weights: str | None = None, threads: int = 1, game: str = "2048", clamp: int | None = None,
               cells: int | None = None, method: str = "afterstate", episodes: int | None = None,
-              tc: bool = False, merge_seconds: float | None = None) -> dict:
+              tc: bool = False, merge_seconds: float | None = None, tc_records: bool = False) -> dict:
     """Train for ``seconds``, then play (no updates) with the weights so trained for ``seconds``.
 
     With ``episodes``: train exactly that many episodes, then play as many: the same work as
@@ -47,7 +47,8 @@ def benchmark(network: str = "4x6", seconds: float | None = 5.0, isomorphisms: i
     from Numba's cache; it is not counted in the speeds.
 
     ``tc``: train with temporal coherence (meta rate 1.0, the default of ``td2048 train --tc``), whose
-    threads write the accumulators too.
+    threads write the accumulators too; ``tc_records``: on records, each weight beside its accumulators
+    (``td2048 train --tc-records``).
     """
     loaded = None
     if weights is not None:
@@ -62,7 +63,8 @@ def benchmark(network: str = "4x6", seconds: float | None = 5.0, isomorphisms: i
     start = time.perf_counter()
     # compiles, or loads from the cache, the kernels the measures use
     fresh = Network(spec, memory_limit=memory_limit, game=game, cell_bits=cells, method=method)
-    warm = Learner(fresh, seed=seed, threads=threads, merge_seconds=merge_seconds, memory_limit=memory_limit)
+    warm = Learner(fresh, seed=seed, threads=threads, merge_seconds=merge_seconds, memory_limit=memory_limit,
+                   tc_records=tc_records)
     warm.run(threads, update, alpha, tc=tc)
     Agent(fresh, seed=seed, threads=threads).play(threads)
     compile_s = time.perf_counter() - start
@@ -70,7 +72,8 @@ def benchmark(network: str = "4x6", seconds: float | None = 5.0, isomorphisms: i
     start = time.perf_counter()
     net = loaded if loaded is not None else Network(spec, memory_limit=memory_limit, game=game, cell_bits=cells,
                                                     method=method)
-    player = Learner(net, seed=seed, threads=threads, merge_seconds=merge_seconds, memory_limit=memory_limit)
+    player = Learner(net, seed=seed, threads=threads, merge_seconds=merge_seconds, memory_limit=memory_limit,
+                     tc_records=tc_records)
     if tc:  # TC's accumulators (and records) are made before the clock starts, as the weights are
         player.run(0, update, alpha, tc=True)
     alloc_s = time.perf_counter() - start
@@ -91,6 +94,7 @@ def benchmark(network: str = "4x6", seconds: float | None = 5.0, isomorphisms: i
         "method": method,
         "threads": threads,
         "merge_every": merge_seconds,
+        "tc_records": bool(tc and tc_records),
         "episodes": episodes,
         "train_moves_per_s": round(train_moves / train_s, 1),
         "test_moves_per_s": round(test_moves / test_s, 1),

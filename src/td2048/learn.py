@@ -75,10 +75,11 @@ class Learner:
     as one thread, at the same speed and without a copy of the weights per thread.
     Multi-thread runs are fast but not reproducible; one thread is reproducible bit for bit.
 
-    TC on this machine's threads learns on records, each weight beside its two accumulators
-    (:mod:`td2048.kernels.records`: an update writes one cache line, not two, which threads that
-    share the table pass between cores less often), when weights, accumulators and records fit
-    in ``memory_limit`` together; else on the network's own arrays.
+    With ``tc_records``, TC on this machine's threads learns on records, each weight beside its
+    two accumulators (:mod:`td2048.kernels.records`: an update writes one cache line, not two,
+    which threads that share the table pass between cores less often), when weights,
+    accumulators and records fit in ``memory_limit`` together; else, and by default, on the
+    network's own arrays. The learning is the same either way.
 
     The learner owns the network's weights while it learns: read them (and TC's accumulators)
     after :meth:`merge`, and change them between blocks only through :meth:`sync` (or a new
@@ -99,6 +100,8 @@ class Learner:
         default): no copies, the threads write the network's weights.
     memory_limit : int
         The most bytes of weights and what grows with them (TC's accumulators and records).
+    tc_records : bool
+        TC learns on records (see above).
 
     Raises
     ------
@@ -108,7 +111,7 @@ class Learner:
 
     def __init__(self, network: Network, seed: int | None = None, threads: int = 1,
                  rng_states: np.ndarray | None = None, merge_seconds: float | None = None,
-                 memory_limit: int = DEFAULT_MEMORY_LIMIT):
+                 memory_limit: int = DEFAULT_MEMORY_LIMIT, tc_records: bool = False):
         if threads < 1:
             raise TD2048Error(f"threads must be at least 1, not {threads}")
         self.network = network
@@ -137,6 +140,7 @@ class Learner:
         self._records = None
         self._records_merged = True
         self.memory_limit = memory_limit
+        self.tc_records = tc_records
         self.unflagged = False  # weights changed since the flags were cleared that the flags do not show
 
     @property
@@ -226,7 +230,7 @@ class Learner:
         """TC's records, made from the network's weights and accumulators on the first TC block (None: they do
         not fit in the memory limit beside them, and TC learns on the network's own arrays)."""
         if self._records is None:
-            if (1 + 2 + RECORD) * self.network.spec.nbytes > self.memory_limit:
+            if not self.tc_records or (1 + 2 + RECORD) * self.network.spec.nbytes > self.memory_limit:
                 return None
             try:
                 self._records = aligned_zeros(RECORD * self.network.weights.size)
@@ -275,15 +279,11 @@ class Learner:
         records = self._tc_records(accumulators) if tc and not tracked_tc else None
         if records is None:  # TD (or tracked TC) after TC: on the network's arrays again
             self._leave_records()
-        # TC on the network's own arrays (records over the memory limit): the tracked kernels, on flags of its own
-        split_flags = None
-        if tc and not tracked_tc and records is None:
-            split_flags = np.zeros((self.network.weights.size >> CHUNK_SHIFT) + 1, np.uint8)
         if tc:
-            kernels = self.network.kernels_for(tc=True, tracked=records is None)
+            kernels = self.network.kernels_for(tc=True, tracked=tracked_tc, records=records is not None)
         else:
             kernels = self.network.kernels_for(tracked=True) if tracked_td else self.network.kernels
-        tracked = copies or tracked_tc or tracked_td or split_flags is not None  # the kernels flag what they change
+        tracked = copies or tracked_tc or tracked_td  # the kernels flag what they change
         if not (tracked_tc or tracked_td):
             self.unflagged = True
         if tracked_td and self._regions is None:
@@ -311,8 +311,8 @@ class Learner:
             if copies or tracked_td:  # the regions this thread changed: in its copy, or in the one table
                 dirty = self._dirty[thread] if copies else self._regions[thread]
             elif tc:
-                dirty = NO_TRACKING if records is not None else (accumulators, self.change_flags if tracked_tc
-                                                                 else split_flags)
+                dirty = (accumulators, self.change_flags) if tracked_tc else accumulators if records is None \
+                    else NO_TRACKING
             else:
                 dirty = NO_TRACKING
             pool = (self._pools[thread], self._pool_states[thread, :2])
@@ -328,7 +328,7 @@ class Learner:
                     return lo
                 batch[FIRST_EPISODE] = params[FIRST_EPISODE] + lo
                 scores[lo], moves[lo], max_codes[lo] = self._finish_wide(thread, weights, dirty, tracked,
-                                                                         mode_code, batch, tc)
+                                                                         mode_code, batch, tc, records is not None)
                 lo += 1
             return lo
 
@@ -355,12 +355,12 @@ class Learner:
         np.bitwise_or(self.change_flags, chunks, out=self.change_flags)
         self._regions[:] = 0
 
-    def _finish_wide(self, thread, weights, dirty, tracked, mode_code, params, tc=False):
+    def _finish_wide(self, thread, weights, dirty, tracked, mode_code, params, tc=False, records=False):
         """Finish, on 5-bit cells, an episode that reached two 32768 tiles on 4-bit cells: (score, moves, code).
 
         The wide kernels index the same weights (codes up to 15 read the same entries), so the
         episode, its path and its updates go on where the 4-bit kernels left them."""
-        wide = self.network.wide_kernels(tracked, tc)
+        wide = self.network.wide_kernels(tracked, tc, records)
         steps = int(self._handoff_counts[thread, 1])
         path = np.zeros((WIDE_MAX_EPISODE_MOVES, 2), np.uint64)
         path[:steps, 0] = self._paths_after[thread, :steps, 0]
@@ -551,7 +551,7 @@ def train(settings: TrainSettings, network: Network | None = None,
     if network is None:
         network = settings.new_network()
     learner = Learner(network, settings.seed, settings.threads, merge_seconds=settings.merge_every,
-                      memory_limit=settings.memory_limit)
+                      memory_limit=settings.memory_limit, tc_records=settings.tc_records)
     stats = []
     for block in train_blocks(settings, learner, 0):
         stats.append(block)

@@ -224,7 +224,7 @@ class Network:
         """Bits a cell: 4, or 5 on wide boards."""
         return 5 if self.wide else 4
 
-    def kernels_for(self, tracked: bool = False, wide: bool | None = None, tc: bool = False):
+    def kernels_for(self, tracked: bool = False, wide: bool | None = None, tc: bool = False, records: bool = False):
         """This network's compiled kernels (see :func:`td2048.kernels.kernels_for`).
 
         Parameters
@@ -235,6 +235,8 @@ class Network:
             For 5-bit cells; None: the network's own cells.
         tc : bool
             Temporal coherence updates.
+        records : bool
+            TC on records, each weight beside its accumulators (:mod:`td2048.kernels.records`).
 
         Returns
         -------
@@ -244,9 +246,9 @@ class Network:
         from td2048.kernels import kernels_for
 
         return kernels_for(self.spec, tracked=tracked, wide=self.wide if wide is None else wide,
-                           state_values=self.state_values, tc=tc)
+                           state_values=self.state_values, tc=tc, records=records)
 
-    def wide_kernels(self, tracked: bool = False, tc: bool = False):
+    def wide_kernels(self, tracked: bool = False, tc: bool = False, records: bool = False):
         """Kernels of this network on 5-bit cells: where a 4-bit episode goes on past two 32768 tiles.
 
         Parameters
@@ -255,13 +257,15 @@ class Network:
             The variant for multi-thread copies.
         tc : bool
             Temporal coherence updates.
+        records : bool
+            TC on records.
 
         Returns
         -------
         module
             The generated kernel module.
         """
-        return self.kernels_for(tracked, wide=True, tc=tc)
+        return self.kernels_for(tracked, wide=True, tc=tc, records=records)
 
     def copy(self) -> Network:
         """The same network with a copy of the weights (and of TC's accumulators).

@@ -69,7 +69,7 @@ def local_learner(network: Network, settings: TrainSettings, seed: int | None, s
         The learner.
     """
     return Learner(network, seed, settings.threads, rng_states=states, merge_seconds=settings.merge_every,
-                   memory_limit=settings.memory_limit)
+                   memory_limit=settings.memory_limit, tc_records=settings.tc_records)
 
 
 def learner_threads(settings: TrainSettings) -> int:

@@ -27,7 +27,7 @@ from td2048.config import (
 from td2048.errors import TD2048Error
 from td2048.games.tiles import GAMES, WIN_TILE, tile_code
 from td2048.network import Network
-from td2048.spec import METHODS, NetworkSpec, format_bytes, parse_network, parse_size, parse_stages
+from td2048.spec import METHODS, RECORD, NetworkSpec, format_bytes, parse_network, parse_size, parse_stages
 
 UPDATE_MODES = ("backward", "forward")
 MAX_DEPTH = 8  # a depth-8 search of one open board already takes minutes
@@ -102,6 +102,10 @@ class TrainSettings:
     tc_start_rate : float or None
         Each weight's first TC rate, in (0, 1] (see :func:`td2048.network.fresh_accumulators`); None: set by
         :meth:`validate` to :meth:`default_tc_start_rate`.
+    tc_records : bool
+        TC on this machine's threads learns on records, each weight beside its two accumulators (see
+        :mod:`td2048.kernels.records`): faster on threads on some processors, slower on others; the same
+        learning.
     restarts : float
         Share of episodes started from boards kept from earlier games.
     restart_tile : int or None
@@ -138,6 +142,7 @@ class TrainSettings:
     tc_from: str | None = None
     tc_alpha: float = DEFAULT_TC_ALPHA
     tc_start_rate: float | None = None
+    tc_records: bool = False
     restarts: float = 0.0
     restart_tile: int | None = None
     workers: int = 0
@@ -201,6 +206,8 @@ class TrainSettings:
                 raise TD2048Error(f"--tc-start-rate must be a rate in (0, 1], not {self.tc_start_rate}")
             if self.tc_start_rate != 1 and self.tc_from is None:
                 raise TD2048Error("--tc-start-rate sets where TC's rates start: add --tc or --tc-from")
+        if self.tc_records and self.tc_from is None:
+            raise TD2048Error("--tc-records sets how TC keeps its accumulators: add --tc or --tc-from")
         if not (isinstance(self.restarts, (int, float)) and 0.0 <= self.restarts < 1.0):
             raise TD2048Error(f"--restarts must be a share of episodes in [0, 1), not {self.restarts}")
         self.restart_code()  # raises on a bad --restart-tile
@@ -212,6 +219,10 @@ class TrainSettings:
             raise TD2048Error(f"--tc needs {format_bytes(3 * self.spec().nbytes)} for the weights and their "
                               f"accumulators, over the memory limit of {format_bytes(self.memory_limit)} "
                               "(raise it with --memory-limit)")
+        if self.tc_records and self.network is not None and (3 + RECORD) * self.spec().nbytes > self.memory_limit:
+            raise TD2048Error(f"--tc-records needs {format_bytes((3 + RECORD) * self.spec().nbytes)} for the weights, "
+                              f"their accumulators and the records, over the memory limit of "
+                              f"{format_bytes(self.memory_limit)} (raise it with --memory-limit)")
 
     def default_tc_start_rate(self) -> float:
         """Each weight's first TC rate when none is given: TC goes on at the step of the TD before it.

@@ -37,6 +37,7 @@ VALID_ISOMORPHISMS = (1, 4, 8)
 # what V values: the board right after a move (the default, the course demo's), or the state after
 # the new tile, with moves chosen by the expectation over new tiles (see td2048.kernels.episode)
 METHODS = ("afterstate", "state")
+RECORD = 3  # floats per weight in TC's records: the weight, E, A (td2048.kernels.records)
 
 # Named networks: cells in hex, default isomorphisms.
 PRESETS: dict[str, tuple[tuple[str, ...], int]] = {

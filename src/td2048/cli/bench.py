@@ -42,6 +42,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--merge-every", type=positive_float_arg, default=None, metavar="SECONDS",
                    help="with --threads, TD on copies merged every SECONDS, as td2048 train --merge-every "
                         "(default: the threads share one table)")
+    p.add_argument("--tc-records", action="store_true",
+                   help="with --tc, TC on records, each weight beside its accumulators (td2048 train --tc-records)")
     p.add_argument("--json", action="store_true", help="print one JSON line instead of text")
 
 
@@ -52,14 +54,15 @@ def run(args: argparse.Namespace) -> int:
                        update=args.update, memory_limit=args.memory_limit,
                        weights=args.weights, threads=args.threads, game=args.game, clamp=args.clamp,
                        cells=args.cells, method=args.method, episodes=args.episodes, tc=args.tc,
-                       merge_seconds=args.merge_every)
+                       merge_seconds=args.merge_every, tc_records=args.tc_records)
     if args.json:
         print(json.dumps(result))
     else:
         start = f"from {result['weights']}" if result["weights"] else "from zero weights"
         copies = "" if args.merge_every is None or args.tc else f" on copies merged every {args.merge_every:g} s"
         print(f"{result['game']}, network {result['network']} ({result['isomorphisms']} isomorphisms), "
-              f"{result['method']} values, {result['update']} updates{' with TC' if result['tc'] else ''}, "
+              f"{result['method']} values, {result['update']} updates{' with TC' if result['tc'] else ''}"
+              f"{' on records' if result['tc_records'] else ''}, "
               f"{result['threads']} thread(s){copies}, {start}")
         print(f"  train: {result['train_moves_per_s']:>12,.0f} moves/s  ({result['train_moves']:,} moves "
               f"in {result['train_s']:.2f} s)")

@@ -131,6 +131,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "--init's weights, --alpha / --tc-alpha (0.1), so TC goes on at the TD phase's step with no "
                         "fall at the switch; TC from the first episode of fresh weights, 1. R = 1 is TDL2048+'s "
                         "start (the first TC step is --tc-alpha's whole step). A model's own accumulators are kept")
+    p.add_argument("--tc-records", action="store_true", default=None,
+                   help="TC learns on records, each weight beside its two accumulators (one cache line an update, "
+                        "TDL2048+'s layout; 3x the weights' memory more while it learns): faster on threads where "
+                        "moving cache lines between cores is dear and the L3 cache large, slower where the L3 is "
+                        "small (see the Scaling page); the same learning either way")
     p.add_argument("--stages", default=None, metavar="TILES",
                    help="multistage: one set of weights per stage; a board is in stage k once k thresholds are "
                         "on it: 16384 (2 stages), 8192,16384 (3), 16384+8192 (both tiles; TDL2048+'s 24576)")
@@ -163,7 +168,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 _SETTING_OPTIONS = ("game", "cells", "network", "isomorphisms", "clamp", "episodes", "alpha", "update", "seed", "block",
                     "threads", "snapshot_every", "memory_limit", "init", "lam", "nstep", "alpha_schedule",
                     "explore", "method", "merge_every", "optimistic", "stages", "promote", "tc_from", "tc_alpha",
-                    "tc_start_rate", "restarts", "restart_tile", "sync_every")
+                    "tc_start_rate", "tc_records", "restarts", "restart_tile", "sync_every")
 
 
 class _Output:
@@ -299,6 +304,7 @@ def _train(args: argparse.Namespace, training) -> int:
         f", optimistic {settings.optimistic:g}" if settings.optimistic else "",
         "" if settings.tc_start() is None else f", TC (alpha {settings.tc_alpha}"
         + ("" if settings.tc_start_rate == 1 else f", starting at rate {settings.tc_start_rate:g}")
+        + (", on records" if settings.tc_records and not settings.workers else "")
         + f") from episode {settings.tc_start()}",
         f", restarts {settings.restarts:g}" if settings.restarts else ""])
     where = f"{settings.threads} thread(s)"

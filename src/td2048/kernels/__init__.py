@@ -56,7 +56,7 @@ def _writable_dir() -> Path:
 
 
 def kernels_for(spec, tracked: bool = False, wide: bool = False, state_values: bool = False,
-                tc: bool = False) -> ModuleType:
+                tc: bool = False, records: bool = False) -> ModuleType:
     """The compiled-kernel module of a network spec (generated and imported on first use).
 
     Parameters
@@ -72,6 +72,9 @@ def kernels_for(spec, tracked: bool = False, wide: bool = False, state_values: b
     tc : bool
         Temporal coherence updates (the accumulators in place of ``dirty``; tracked: the pair
         (accumulators, a flag byte per chunk of weights)).
+    records : bool
+        With ``tc`` and not ``tracked``: ``w`` is TC's records, each weight beside its accumulators
+        (:mod:`td2048.kernels.records`), and ``dirty`` is unused.
 
     Returns
     -------
@@ -83,10 +86,11 @@ def kernels_for(spec, tracked: bool = False, wide: bool = False, state_values: b
     OSError
         When no directory for the generated modules is writable.
     """
-    variant = (spec, tracked, wide, state_values, tc)
+    records = records and tc and not tracked
+    variant = (spec, tracked, wide, state_values, tc, records)
     if variant in _by_variant:  # generating the source to hash it takes milliseconds: callers ask per move
         return _by_variant[variant]
-    source = generate_source(spec, tracked, wide, state_values, tc)
+    source = generate_source(spec, tracked, wide, state_values, tc, records)
     digest = hashlib.sha256(source.encode()).hexdigest()[:20]
     if digest in _loaded:
         _by_variant[variant] = _loaded[digest]

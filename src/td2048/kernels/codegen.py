@@ -214,7 +214,7 @@ def expected_value(w, b):
     return 0.0"""
 
 
-def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = False) -> str:
+def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = False, records: bool = False) -> str:
     """Source of the functions on a board's feature indices: a row ``x`` of N_FEATURES flat indices.
 
     A move writes each candidate afterstate's indices once into a row of a scratch array
@@ -226,8 +226,6 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
     compiles 32-wide tuples passed between inlined functions several times slower.)
     """
     n_tuples, n_iso = len(spec.tuples), spec.isomorphisms
-    records = tc and not tracked
-
     def scaled(index: str) -> str:  # a weight's place in the array: its record's first float
         return f"U64({RECORD}) * ({index})" if records else index
 
@@ -248,12 +246,12 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
               '    """Ask for the cache line of every feature weight, without waiting for them."""',
               "    for f in range(N_FEATURES):", f"        {prefetch}(w, x[r, f])"]
     lines += ["", "", "@njit(inline='always')", "def prefetch_aux(aux, x, r):",
-              '    """Tracked TC kernels: ask for the lines of the accumulators an update will write (else nothing:',
-              '    in untracked TC kernels they share the weight\'s line)."""']
+              '    """TC kernels: ask for the lines of the accumulators an update will write (else nothing; on',
+              '    records they share the weight\'s line)."""']
     prefetch_tc = ["    for f in range(N_FEATURES):", f"        {prefetch}(aux, x[r, f] + x[r, f])"]
     if tc and tracked:  # tracked TC kernels: ``aux`` is (accumulators, chunk flags)
         prefetch_tc = ["    acc = aux[0]", prefetch_tc[0], prefetch_tc[1].replace("(aux,", "(acc,")]
-    lines += prefetch_tc if tc and tracked else ["    return"]
+    lines += prefetch_tc if tc and not records else ["    return"]
     lines += ["", "", "@njit(inline='always')", "def value_of(w, x, r):",
               '    """V from the feature indices: the sum of their weights."""']
     for k, group in enumerate(groups):
@@ -265,11 +263,11 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
               "    Returns V after the update: the sum of the new weights, each read right after its add",
               "    (the course demo's rule; a weight that two symmetric boards share moves twice).",
               "    ``dirty`` marks the changed chunks in tracked kernels (see td2048.kernels.merge).",
-              "    TC kernels: each weight moves by u |E| / A, before E += u and A += |u|, E and A being its",
-              "    accumulators (temporal coherence: a weight whose errors keep one sign keeps its rate, one",
-              "    whose errors cancel slows down). ``w`` is then TC's records (weight, E, A; see",
-              "    td2048.kernels.records) and ``dirty`` unused; tracked TC kernels take the weights in ``w``",
-              "    and in ``dirty`` (the accumulators, a byte per chunk of CHUNK weights set when it changes).",
+              "    TC kernels: ``dirty`` is the accumulators (E, A per weight) and each weight moves by",
+              "    u |E| / A, before E += u and A += |u| (temporal coherence: a weight whose errors keep",
+              "    one sign keeps its rate, one whose errors cancel slows down). Tracked TC kernels:",
+              "    ``dirty`` is (the accumulators, a byte per chunk of CHUNK weights set when it changes).",
+              "    TC kernels on records: ``w`` is the records (weight, E, A; td2048.kernels.records).",
               '    """',
               "    u = np.float32(alpha_split * (target - value_of(w, x, r)))"]
     if tc:
@@ -361,7 +359,7 @@ def _canonical_function(spec: NetworkSpec) -> str:
     return "\n".join(lines)
 
 
-def _stage_functions(spec: NetworkSpec, tracked: bool, tc: bool = False) -> str:
+def _stage_functions(spec: NetworkSpec, tracked: bool, tc: bool = False, records: bool = False) -> str:
     """Source of ``stage_of(b)`` and ``enter_stage(w, dirty, b)`` (multistage networks).
 
     A board's stage is the number of thresholds at or below its scale, the OR of 1 << code over
@@ -395,7 +393,7 @@ def enter_stage(w, dirty, b):
                 dirty[1][chunk] = U8(1)"""
     copy = "w[lo:lo + STAGE_WEIGHTS] = w[lo - STAGE_WEIGHTS:lo]"
     scale = ""
-    if tc and not tracked:  # records: the weights alone (the new stage's accumulators keep their start)
+    if records:  # the weights alone (the new stage's accumulators keep their start)
         copy = ("z = RECORD * lo\n"
                 "            w[z:z + RECORD * STAGE_WEIGHTS:RECORD] = w[z - RECORD * STAGE_WEIGHTS:z:RECORD]")
         scale = "RECORD * "
@@ -446,7 +444,7 @@ def downgraded(b, top):
 
 
 def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False, state_values: bool = False,
-                    tc: bool = False) -> str:
+                    tc: bool = False, records: bool = False) -> str:
     """Complete module source: network-specific header, then the shared episode kernels.
 
     ``wide``: boards of 5-bit cells (:mod:`td2048.games.wide`), else one 64-bit word.
@@ -454,12 +452,13 @@ def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False
     multi-thread training (:mod:`td2048.kernels.merge`); single-thread kernels carry no such code.
     ``state_values``: V is learned on states (after the new tile), and moves are chosen by
     r + E[V] over the new tile (``expected_value``); else V is on afterstates.
-    ``tc``: updates by temporal coherence; the kernels' ``w`` argument is then TC's records, each
-    weight beside its two accumulators (td2048.kernels.records), and ``dirty`` is unused; in
-    ``tracked`` TC kernels ``w`` is the weights and ``dirty`` the pair (accumulators, a flag byte per
-    chunk of CHUNK weights): a Ray worker's threads share one table, and a sync lists only the
-    flagged chunks (td2048.kernels.exchange).
+    ``tc``: updates by temporal coherence; the kernels' ``dirty`` argument is then the
+    accumulators, or in ``tracked`` TC kernels the pair (accumulators, a flag byte per chunk of
+    CHUNK weights): a Ray worker's threads share one table, and a sync lists only the flagged chunks
+    (td2048.kernels.exchange). ``records`` (TC, not tracked): ``w`` is TC's records instead, each
+    weight beside its two accumulators (td2048.kernels.records), and ``dirty`` is unused.
     """
+    records = records and tc and not tracked
     body = _EPISODE_SOURCE.read_text()
     body = body[body.index(_BODY_MARKER):]
     # The header names only what the code depends on, so that networks that compile to the same code
@@ -469,7 +468,8 @@ def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False
     top = f", codes clamped at {spec.values_per_cell - 1}" if wide or spec.clamp is not None else ""
     variant = (", 5-bit cells" if wide else "") + top \
         + (", tracking changed regions" if tracked else "") + (", state values" if state_values else "") \
-        + (f", {spec.n_stages} stages {list(spec.stages)}" if spec.stages else "") + (", TC updates" if tc else "")
+        + (f", {spec.n_stages} stages {list(spec.stages)}" if spec.stages else "") + (", TC updates" if tc else "") \
+        + (" on records" if records else "")
     what = f"tuples {cells}, {spec.isomorphisms} isomorphisms{variant}"
     header = f'''"""td2048 kernels for networks of {what}.
 
@@ -500,10 +500,10 @@ STAGE_WEIGHTS = {spec.stage_weights}
 STAGE_MARKERS = {spec.stage_markers}
 
 
-{_feature_functions(spec, tracked, wide, tc)}
+{_feature_functions(spec, tracked, wide, tc, records)}
 
 
-{_stage_functions(spec, tracked, tc)}
+{_stage_functions(spec, tracked, tc, records)}
 
 
 @njit
@@ -542,7 +542,7 @@ def td_update(w, dirty, b, target, alpha_split):
     return update_row(w, dirty, x, r, target, alpha_split)
 
 
-{_expectation_function(spec, tc and not tracked) if state_values else _NO_EXPECTATION}
+{_expectation_function(spec, records) if state_values else _NO_EXPECTATION}
 
 
 {_canonical_function(spec)}

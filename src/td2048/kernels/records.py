@@ -22,8 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from td2048.config import njit
-
-RECORD = 3  # floats per weight in TC's records: the weight, E, A
+from td2048.spec import RECORD
 
 
 @njit
