@@ -317,6 +317,7 @@ def test_cli_methods_and_their_errors(tmp_path, cli_env):
                            (["--tc", "--tc-start-rate", "1.5"], "--tc-start-rate must be a rate in (0, 1]"),
                            (["--tc-start-rate", "0.1"], "add --tc or --tc-from"),
                            (["--tc-records"], "add --tc or --tc-from"),
+                           (["--tc", "--tc-records", "--ray"], "--tc-records is for TC on this machine"),
                            (["--network", "4x6", "--tc", "--tc-records", "--memory-limit", "1GiB"],
                             "--tc-records needs"),
                            (["--restarts", "1"], "--restarts must be"),

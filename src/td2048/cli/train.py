@@ -226,6 +226,9 @@ def run(args: argparse.Namespace) -> int:
         raise TD2048Error("--out and --resume name different directories")
     if args.ray is None and (args.workers is not None or args.sync_every is not None):
         raise TD2048Error("--workers and --sync-every are for training on Ray workers: add --ray [ADDRESS]")
+    if args.ray is not None and args.tc_records:
+        raise TD2048Error("--tc-records is for TC on this machine's threads: Ray workers' TC flags the weights it "
+                          "changes for their syncs, on the network's own arrays")
     if args.merge_every == MERGE_OFF:  # one table: the default of a new run, a change for a resumed one
         given["merge_every"] = None
     elif args.merge_every is not None and args.resume is None:
