@@ -230,7 +230,7 @@ class Learner:
         """TC's records, made from the network's weights and accumulators on the first TC block (None: they do
         not fit in the memory limit beside them, and TC learns on the network's own arrays)."""
         if self._records is None:
-            if not self.tc_records or (1 + 2 + RECORD) * self.network.spec.nbytes > self.memory_limit:
+            if not self.tc_records or self.network.spec.tc_nbytes(records=True) > self.memory_limit:
                 return None
             try:
                 self._records = aligned_zeros(RECORD * self.network.weights.size)

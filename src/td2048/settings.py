@@ -27,7 +27,7 @@ from td2048.config import (
 from td2048.errors import TD2048Error
 from td2048.games.tiles import GAMES, WIN_TILE, tile_code
 from td2048.network import Network
-from td2048.spec import METHODS, RECORD, NetworkSpec, format_bytes, parse_network, parse_size, parse_stages
+from td2048.spec import METHODS, NetworkSpec, format_bytes, parse_network, parse_size, parse_stages
 
 UPDATE_MODES = ("backward", "forward")
 MAX_DEPTH = 8  # a depth-8 search of one open board already takes minutes
@@ -215,12 +215,12 @@ class TrainSettings:
             self.tc_start_rate = self.default_tc_start_rate()
         if self.network is not None:
             self.spec().check_memory(self.memory_limit)
-        if self.tc_from is not None and self.network is not None and 3 * self.spec().nbytes > self.memory_limit:
-            raise TD2048Error(f"--tc needs {format_bytes(3 * self.spec().nbytes)} for the weights and their "
+        if self.tc_from is not None and self.network is not None and self.spec().tc_nbytes() > self.memory_limit:
+            raise TD2048Error(f"--tc needs {format_bytes(self.spec().tc_nbytes())} for the weights and their "
                               f"accumulators, over the memory limit of {format_bytes(self.memory_limit)} "
                               "(raise it with --memory-limit)")
-        if self.tc_records and self.network is not None and (3 + RECORD) * self.spec().nbytes > self.memory_limit:
-            raise TD2048Error(f"--tc-records needs {format_bytes((3 + RECORD) * self.spec().nbytes)} for the weights, "
+        if self.tc_records and self.network is not None and self.spec().tc_nbytes(True) > self.memory_limit:
+            raise TD2048Error(f"--tc-records needs {format_bytes(self.spec().tc_nbytes(True))} for the weights, "
                               f"their accumulators and the records, over the memory limit of "
                               f"{format_bytes(self.memory_limit)} (raise it with --memory-limit)")
 

@@ -191,6 +191,10 @@ class NetworkSpec:
         """Bytes of the weights (float32)."""
         return 4 * self.n_weights
 
+    def tc_nbytes(self, records: bool = False) -> int:
+        """Bytes of the weights and TC's two accumulators per weight, and with ``records`` TC's records too."""
+        return (3 + (RECORD if records else 0)) * self.nbytes
+
     def describe(self, game: str = "2048") -> str:
         """One line for people: name, tuples, isomorphisms, clamp, stages and the weights' size.
 
