@@ -4,12 +4,19 @@ request (one line of JSON, a 4xx), the bounds (busy searches, games kept), and t
 import asyncio
 import json
 import lzma
+import queue
 import re
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
+import urllib.error
+import urllib.request
 
 import pytest
+import requests
 from commands import assert_one_line_error, td2048
 from naive import move as naive_move
 from serving import Server, assert_refused
@@ -183,6 +190,53 @@ def test_malformed_requests_get_one_line_4xx(server):
     status, answer = server.post("/api/move", {"board": board}, headers={"Host": "attacker.example"})
     assert_refused(answer, status, 400, "not this machine")
     assert server.ok("POST", "/api/move", {"board": board})["move"] in ("up", "right", "down", "left")  # still up
+
+
+def test_bodies_of_megabytes_get_the_json_413_whatever_the_client(server):
+    # urllib and requests send the whole body before they read the answer (no Expect: 100-continue): the
+    # server reads and drops it after refusing it, so that they get the 413 and not a connection reset
+    body = b'{"board": "' + b"x" * (5 * 2**20) + b'"}'
+    for path, limit in (("/api/move", "64 KiB"), ("/api/replay", "4100 KiB")):
+        request = urllib.request.Request(server.url + path, data=body, method="POST",
+                                         headers={"Content-Type": "application/json"})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=60)
+        assert refused.value.code == 413 and json.loads(refused.value.read()) == {"error": f"the body is over {limit}"}
+        answer = requests.post(server.url + path, data=body, headers={"Content-Type": "application/json"},
+                               timeout=60)
+        assert answer.status_code == 413 and answer.json() == {"error": f"the body is over {limit}"}
+        assert answer.headers["connection"] == "close"
+        # sent in chunks, with no length told: refused once past the limit, the rest read and dropped
+        answer = requests.post(server.url + path, data=iter([body[i:i + 2**16] for i in range(0, len(body), 2**16)]),
+                               timeout=60)
+        assert answer.status_code == 413 and answer.json() == {"error": f"the body is over {limit}"}
+    assert server.ok("POST", "/api/move", {"board": BOARDS[0]})["move"] in ("up", "right", "down", "left")
+
+
+def test_a_cold_start_says_it_is_compiling_before_its_url(tmp_path, cli_env):
+    """With no compiled kernels (an empty kernel cache) the server says that it compiles them, on stderr, before
+    the wait and its URL; with them compiled it says nothing of it."""
+    env = {**cli_env, "TD2048_CACHE_DIR": str(tmp_path / "kernels")}
+    for cold in (True, False):
+        process = subprocess.Popen([sys.executable, "-m", "td2048.cli", "serve", "--threads", "1", "--port", "0"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                   text=True, env=env)
+        lines = queue.Queue()
+        threading.Thread(target=lambda out, into: [into.put(line) for line in out], args=(process.stdout, lines),
+                         daemon=True).start()
+        seen = []
+        try:
+            while not seen or not seen[-1].startswith("td2048 serve: http://"):
+                seen.append(lines.get(timeout=300))
+        finally:
+            process.send_signal(signal.SIGINT)
+            process.wait(timeout=30)
+        said = [line for line in seen if "compiling the engine's kernels" in line]
+        if cold:
+            assert len(said) == 1 and seen.index(said[0]) < len(seen) - 1, seen
+            assert said[0].startswith("td2048 serve: compiling the engine's kernels for 4x5 (the first run"), said
+        else:
+            assert said == [] and len(seen) == 1, seen
 
 
 def test_busy_searches_get_503_at_once(server):

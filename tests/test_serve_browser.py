@@ -1,6 +1,7 @@
 """The web app of td2048 serve in Debian's Chromium (Playwright), against a real server on the shipped model:
-keyboard play follows the rules (tests/naive.py), the hint is /api/move's move, the engine plays until paused,
-the analysis board shows the API's values, a record file replays in the replay page's viewer."""
+keyboard play follows the rules (tests/naive.py), the hint is /api/move's move and always the board's shown,
+the engine plays until paused, the analysis board shows the API's values for every tile of the model, a record
+file replays in the replay page's viewer and a file that is not a record clears it."""
 
 import re
 
@@ -66,6 +67,26 @@ def grid(codes):
 
 def moves_shown(page):
     return int(page.get_attribute("#play-board", "data-moves"))
+
+
+def assert_hint_of_the_board_shown(page, server, game="2048"):
+    """The hint panel is hidden and empty, or its best move is legal on the board shown and is /api/move's
+    for that board, value for value. Returns whether it was shown."""
+    codes = cells(page)
+    if page.is_hidden("#hint"):
+        assert page.text_content("#hint-best") == ""
+        assert page.eval_on_selector_all("#hint-values tr", "rs => rs.length") == 0
+        return False
+    best = page.text_content("#hint-best").split()[-1]
+    if game == "2048":
+        board = grid(codes)
+        assert best in [d for k, d in enumerate(DIRECTIONS) if naive_move(board, k)[0] != board], (best, board)
+    depth = int(re.search(r"depth (\d+)", page.text_content("#hint-depth")).group(1))
+    expected = server.ok("POST", "/api/move", {"board": [tile_value(game, c) for c in codes], "depth": depth})
+    assert best == expected["move"]
+    assert float(page.get_attribute(f"#hint-values tr[data-move={best}]", "data-value")) == expected["value"]
+    assert page.get_attribute("#hint", "data-moves") == page.get_attribute("#play-board", "data-moves")
+    return True
 
 
 def test_keyboard_play_follows_the_rules(page, server):
@@ -135,6 +156,35 @@ def test_engine_plays_until_paused_and_can_be_taken_over(page):
     page.keyboard.press("e")
 
 
+def test_the_hint_is_always_of_the_board_shown(page, server):
+    page.select_option("#depth", "1")
+    page.select_option("#engine-speed", "1000")
+    page.keyboard.press("h")
+    page.wait_for_function("!document.getElementById('hint').hidden")
+    assert assert_hint_of_the_board_shown(page, server)
+    page.click("#engine")  # the engine plays: each of its moves makes a new board, and the hint goes
+    page.wait_for_function("Number(document.getElementById('play-board').dataset.moves) >= 10")
+    page.click("#engine")  # pause
+    page.wait_for_function("document.getElementById('play-board').dataset.engine === 'off'")
+    page.wait_for_timeout(300)  # a move on its way when paused still lands
+    assert not assert_hint_of_the_board_shown(page, server)  # the engine's values were of the board before its move
+    assert re.fullmatch(r"The engine played . (up|right|down|left) \(value [\d.]+ at depth 1\)\.",
+                        page.text_content("#last-move"))
+    page.keyboard.press("h")  # asked now: the board's own
+    page.wait_for_function("!document.getElementById('hint').hidden")
+    assert assert_hint_of_the_board_shown(page, server)
+    moves = moves_shown(page)
+    page.keyboard.press("u")  # an undo: a new board, no hint
+    page.wait_for_function(f"document.getElementById('play-board').dataset.moves == {moves - 1}")
+    assert not assert_hint_of_the_board_shown(page, server) and page.text_content("#last-move") == ""
+    page.keyboard.press("h")
+    page.wait_for_function("!document.getElementById('hint').hidden")
+    assert assert_hint_of_the_board_shown(page, server)
+    page.keyboard.press("n")  # a new game: no hint
+    page.wait_for_function("document.getElementById('play-board').dataset.moves == 0")
+    assert not assert_hint_of_the_board_shown(page, server)
+
+
 def test_analysis_board_shows_the_values_of_the_api(page, server):
     page.click("#tab-analyse")
     tiles = {0: 2, 1: 4, 2: 8, 5: 2, 15: 16}
@@ -160,10 +210,38 @@ def test_analysis_board_shows_the_values_of_the_api(page, server):
     assert cells(page, "#analysis-board")[0] == 0
 
 
-def test_a_record_file_replays_in_the_viewer(page, tmp_path, cli_env):
-    record = tmp_path / "games.txt"
+def test_every_tile_of_the_model_is_in_the_palette_and_analysed(page, server):
+    tiles = server.ok("GET", "/api/model")["tiles"]
+    assert tiles[-1] == 32768  # 4-bit cells: the largest tile they hold
+    page.click("#tab-analyse")
+    assert page.eval_on_selector_all("#palette button", "bs => bs.map(b => Number(b.dataset.tile))") == tiles
+    board = [32768, 16384, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2]
+    for cell, tile in enumerate(board):
+        if tile:
+            page.click(f"#palette button[data-tile='{tile}']")
+            page.click(f"#analysis-board .cell[data-cell='{cell}']")
+    page.select_option("#analysis-depth", "2")
+    page.wait_for_function("document.getElementById('analysis-board').dataset.analysed == 5")
+    assert [tile_value("2048", c) for c in cells(page, "#analysis-board")] == board
+    expected = server.ok("POST", "/api/analyze", {"board": board, "depth": 2})
+    for name, value in expected["moves"].items():
+        row = f"#analysis-values tr[data-move={name}]"
+        assert page.get_attribute(row, "class") == "illegal" if value is None else (
+            float(page.get_attribute(row, "data-value")) == value)
+    assert page.text_content("#analysis-best").split()[-1] == expected["best"]
+    assert page.text_content("#analysis-status") == ""
+
+
+@pytest.fixture(scope="module")
+def record(tmp_path_factory, cli_env):
+    """A record file of two games of the shipped model."""
+    record = tmp_path_factory.mktemp("replay") / "games.txt"
     r = td2048("eval", shipped_model(), "--games", 2, "--seed", 5, "--record", record, env=cli_env)
     assert r.returncode == 0, r.stderr
+    return record
+
+
+def test_a_record_file_replays_in_the_viewer(page, record):
     page.click("#tab-replay")
     page.set_input_files("#replay-file", str(record))
     page.wait_for_function("document.getElementById('board').dataset.game == '1'")
@@ -175,3 +253,25 @@ def test_a_record_file_replays_in_the_viewer(page, tmp_path, cli_env):
     page.click("#tab-play")
     page.keyboard.press("ArrowRight")  # the game's keys again, not the viewer's
     assert page.get_attribute("#board", "data-step") == "0"
+
+
+def test_a_file_that_is_not_a_record_clears_the_replay(page, record, tmp_path):
+    page.click("#tab-replay")
+    page.set_input_files("#replay-file", str(record))
+    page.wait_for_function("document.getElementById('board').dataset.game == '1'")
+    page.click("#play")  # playing when the next file comes
+    bad = tmp_path / "notes.txt"
+    bad.write_text("these are notes, not games\n")
+    page.set_input_files("#replay-file", str(bad))
+    page.wait_for_function("document.getElementById('replay-status').classList.contains('error')")
+    assert page.text_content("#replay-status").startswith("notes.txt: ")
+    assert page.is_hidden("#viewer") and page.eval_on_selector_all("#game option", "os => os.length") == 0
+    assert page.text_content("#about") == "" and page.get_attribute("#board", "data-game") is None
+    page.wait_for_timeout(300)  # the playback stopped: the board stays empty
+    assert cells(page, "#board") == [0] * 16
+    page.keyboard.press("ArrowRight")  # the viewer's keys are off while nothing is shown
+    assert cells(page, "#board") == [0] * 16
+    page.set_input_files("#replay-file", str(record))  # and a record again replays
+    page.wait_for_function("document.getElementById('board').dataset.game == '1'")
+    assert page.is_visible("#viewer") and page.eval_on_selector_all("#game option", "os => os.length") == 2
+    assert not page.get_attribute("#replay-status", "class").endswith("error")

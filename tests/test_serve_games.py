@@ -1,5 +1,7 @@
 """Served games to their end, on small models of both games: their records pass td2048 judge and replay in
-the viewer's data; 2584's tile values in the API; the API's values equal td2048 analyze --json there too."""
+the viewer's data; 2584's tile values in the API; the API's values equal td2048 analyze --json there too. In
+the web app (Chromium): a game the engine plays to its end leaves no hint of an earlier board, and the
+analysis board offers every tile of the model, Fibonacci's up to what 5-bit cells hold."""
 
 import json
 
@@ -8,7 +10,7 @@ from commands import td2048
 from serving import Server, assert_refused
 from test_wide_training import FIB_CLAMP, FIB_NETWORK
 
-from td2048.games.tiles import tile_value
+from td2048.games.tiles import FIBONACCI, tile_value
 from td2048.io.replay_html import replay_text
 
 
@@ -68,3 +70,63 @@ def test_2584_boards_hold_2584_tiles(servers, cli_env):
     assert info["game"] == "2584" and info["network"]["cell_bits"] == 5 and info["tiles"][:6] == [0, 1, 2, 3, 5, 8]
     game = server.ok("POST", "/api/games", {"seed": 1})
     assert set(game["board"]) <= {0, 1, 2}
+
+
+@pytest.fixture
+def page_of(browser, servers):
+    """The web app of a game's server, its first game shown."""
+    pages = []
+
+    def open_page(game):
+        page = browser.new_page(viewport={"width": 900, "height": 700}, bypass_csp=True)
+        errors = []
+        page.on("pageerror", lambda e: errors.append(e))
+        pages.append((page, errors))
+        page.goto(servers[game][0].url + "/")
+        page.wait_for_function("document.getElementById('play-board').dataset.gameId")
+        return page
+
+    yield open_page
+    for page, errors in pages:
+        assert errors == []
+        page.close()
+
+
+def test_a_game_the_engine_ends_leaves_no_hint_of_an_earlier_board(page_of):
+    page = page_of("2048")
+    page.select_option("#depth", "1")
+    page.select_option("#engine-speed", "1000")
+    page.keyboard.press("h")
+    page.wait_for_function("!document.getElementById('hint').hidden")
+    page.keyboard.press("e")
+    page.wait_for_function("document.getElementById('play-status').textContent.startsWith('Game over')",
+                           timeout=120_000)
+    assert page.get_attribute("#play-board", "data-engine") == "off"
+    # no move is legal on the board shown: a hint of it has none to mark best, so none is shown
+    assert page.is_hidden("#hint") and page.text_content("#hint-best") == ""
+    assert page.eval_on_selector_all("#hint-values tr", "rs => rs.length") == 0
+    page.keyboard.press("h")
+    page.wait_for_timeout(300)
+    assert page.is_hidden("#hint") and "Game over" in page.text_content("#play-status")
+
+
+def test_the_analysis_board_offers_every_2584_tile_the_model_holds(page_of, servers):
+    server = servers["2584"][0]
+    page = page_of("2584")
+    tiles = server.ok("GET", "/api/model")["tiles"]
+    assert tiles[-1] == int(FIBONACCI[31]) == 2178309  # 5-bit cells: F(32)
+    page.click("#tab-analyse")
+    assert page.eval_on_selector_all("#palette button", "bs => bs.map(b => Number(b.dataset.tile))") == tiles
+    page.select_option("#analysis-depth", "2")  # an analysis of the empty board (refused: no legal move)
+    board = [tiles[-1], 2, 1, 0] + [0] * 11 + [1]
+    for cell, tile in enumerate(board):
+        if tile:
+            page.click(f"#palette button[data-tile='{tile}']")
+            page.click(f"#analysis-board .cell[data-cell='{cell}']")
+    page.wait_for_function("document.getElementById('analysis-board').dataset.analysed == 4")
+    expected = server.ok("POST", "/api/analyze", {"board": board, "depth": 2})
+    assert page.text_content("#analysis-status") == ""
+    assert page.text_content("#analysis-best").split()[-1] == expected["best"]
+    for name, value in expected["moves"].items():
+        if value is not None:
+            assert float(page.get_attribute(f"#analysis-values tr[data-move={name}]", "data-value")) == value

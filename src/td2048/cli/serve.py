@@ -14,7 +14,8 @@ from td2048.settings import MAX_DEPTH
 
 HELP = "serve a model: a JSON API and a web app to play with hints, watch it play and analyse positions"
 DESCRIPTION = f"""\
-Start an HTTP server (uvicorn) for a model and print its URL. The page at / plays 2048 (or 2584)
+Start an HTTP server (uvicorn) for a model and print its URL (the first run of a network on a machine
+compiles its search kernels first, about 15 s, and says so on stderr). The page at / plays 2048 (or 2584)
 with the keyboard or by swiping, with hints, lets the engine play live, analyses positions set by
 clicking, and replays record files. The JSON API (its OpenAPI schema at /openapi.json):
 POST /api/analyze and /api/move take {{"board": [16 tile values], "depth": N}} and answer as
@@ -92,6 +93,12 @@ def run(args: argparse.Namespace) -> int:
     store = GameStore(network, args.max_games, args.max_age)
     local = args.host in ("127.0.0.1", "localhost", "::1")
     app = create_app(engine, store, local=local)
+    cached = engine.kernels_cached()
+    if not cached:  # say so before the wait: compiling takes tens of seconds, and nothing else shows
+        print("td2048 serve: " + ("loading the engine ..." if cached is None else
+                                  f"compiling the engine's kernels for {network.spec.name} (the first run of this "
+                                  "network on this machine: about 15 s, up to a minute on a slow one) ..."),
+              file=sys.stderr, flush=True)
     engine.warm()
     sock = _listen(args.host, args.port)
     port = sock.getsockname()[1]

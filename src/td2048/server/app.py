@@ -6,6 +6,7 @@ one line of JSON, ``{"error": "..."}``; 503 when the searches are saturated (see
 files when the app is made, and nothing else of the machine is read or written.
 """
 
+import asyncio
 import json
 from importlib import resources
 from typing import Annotated, Literal
@@ -18,7 +19,6 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from td2048 import TD2048Error
 from td2048.games.game2048 import MOVE_NAMES
-from td2048.games.tiles import WIN_TILE, tile_code
 from td2048.io.replay_html import VIEWER_HTML, palette_data, replay_text, viewer_assets
 from td2048.server.engine import Busy, Conflict, Engine, Gone, NotFound, best_move
 from td2048.server.games import MAX_SEED, GameStore
@@ -26,6 +26,10 @@ from td2048.version import __version__
 
 MAX_BODY = 64 * 1024  # bytes of a request's body, past which it gets 413
 MAX_REPLAY_BODY = 4 * 1024 * 1024  # of a record file sent to /api/replay
+# a refused request's body is read and dropped after the refusal, up to these bytes and seconds, so that a
+# client that sends all of its body before it reads the answer gets it (not a connection reset)
+DRAIN_BODY = 32 * 1024 * 1024
+DRAIN_SECONDS = 30.0
 REPLAY_MAX_GAMES = 100
 _STATUS = {Busy: 503, NotFound: 404, Gone: 410, Conflict: 409}
 _SECURITY_HEADERS = [
@@ -166,10 +170,42 @@ def _error(status: int, message: str, headers: dict | None = None) -> JSONRespon
     return JSONResponse({"error": " ".join(str(message).split())[:500]}, status, headers=headers)
 
 
+async def _refuse(response: JSONResponse, scope, receive, send, read: int = 0) -> None:
+    """Send a refusal before the request's body is read, then read and drop the rest of the body (up to
+    ``DRAIN_BODY`` bytes in all, ``DRAIN_SECONDS``) before the connection closes.
+
+    The answer goes out at once, for a client that reads it while it sends; the body is read after it since a
+    client that sends its whole body first (urllib, requests) would get a connection reset, not the answer,
+    if the server closed with the body unread. The last empty part of the answer, sent once the body is read,
+    tells the server that the request is done; ``Connection: close`` ends the connection then.
+    """
+    await send({"type": "http.response.start", "status": response.status_code,
+                "headers": [*response.raw_headers, (b"connection", b"close")]})
+    await send({"type": "http.response.body", "body": response.body, "more_body": True})
+    headers = dict(scope["headers"])
+    length = headers.get(b"content-length", b"")
+    # a client that waits for 100-continue sends no body now; a body past the bound would be cut off anyway
+    if headers.get(b"expect", b"").lower() != b"100-continue" and not (length.isdigit() and int(length) > DRAIN_BODY):
+
+        async def drain(read):
+            while read < DRAIN_BODY:
+                message = await receive()
+                if message["type"] != "http.request" or not message.get("more_body", False):
+                    return
+                read += len(message.get("body", b""))
+
+        try:
+            await asyncio.wait_for(drain(read), DRAIN_SECONDS)
+        except TimeoutError:
+            pass
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
 class Guard:
     """ASGI middleware: bodies past their limit get 413 before the app reads them; on a local server, a
     Host header that is not this machine gets 400 (no other site's page can reach the engine through the
-    browser: DNS rebinding); every answer carries the security headers."""
+    browser: DNS rebinding); every answer carries the security headers. A refused request's body is read
+    and dropped after the refusal (:func:`_refuse`), so that every client gets the answer."""
 
     def __init__(self, app, local: bool):
         self.app, self.local = app, local
@@ -187,14 +223,14 @@ class Guard:
         if self.local:
             host = headers.get(b"host", b"").decode("latin-1").rsplit(":", 1)[0].strip("[]").lower()
             if host not in ("127.0.0.1", "localhost", "::1"):
-                return await _error(400, f"Host {host[:60]!r} is not this machine: the server answers "
-                                    "127.0.0.1 and localhost only")(scope, receive, send_secure)
+                return await _refuse(_error(400, f"Host {host[:60]!r} is not this machine: the server answers "
+                                            "127.0.0.1 and localhost only"), scope, receive, send_secure)
         limit = MAX_REPLAY_BODY + 4096 if scope["path"] == "/api/replay" else MAX_BODY
         too_large = _error(413, f"the body is over {limit // 1024} KiB")
         length = headers.get(b"content-length")
         if length is not None and (not length.isdigit() or int(length) > limit):
-            return await (too_large if length.isdigit() else _error(400, "bad Content-Length"))(
-                scope, receive, send_secure)
+            return await _refuse(too_large if length.isdigit() else _error(400, "bad Content-Length"),
+                                 scope, receive, send_secure)
         chunks, size, more = [], 0, True
         while more:
             message = await receive()
@@ -204,7 +240,9 @@ class Guard:
             size += len(chunks[-1])
             more = message.get("more_body", False)
             if size > limit:
-                return await too_large(scope, receive, send_secure)
+                if not more:
+                    return await too_large(scope, receive, send_secure)
+                return await _refuse(too_large, scope, receive, send_secure, size)
         body, replayed = b"".join(chunks), False
         if scope["path"].startswith("/api/") and scope["method"] == "POST":  # every body is read as JSON, whatever
             scope = {**scope, "headers": [(k, v) for k, v in scope["headers"] if k != b"content-type"]  # it says
@@ -357,8 +395,7 @@ def _page(engine: Engine) -> str:
     """The web app: one page, its script, style and the replay viewer inline."""
     static = resources.files("td2048.server").joinpath("static")
     assets = viewer_assets()
-    config = {"moves": list(MOVE_NAMES), "model": engine.model_info(),
-              "win": tile_code(engine.game, WIN_TILE[engine.game]), **palette_data(engine.game)}
+    config = {"moves": list(MOVE_NAMES), "model": engine.model_info(), **palette_data(engine.game)}
     return (static.joinpath("index.html").read_text(encoding="utf-8")
             .replace("/*__VIEWER_CSS__*/", assets["viewer.css"])
             .replace("/*__APP_CSS__*/", static.joinpath("app.css").read_text(encoding="utf-8"))

@@ -46,8 +46,20 @@ function status(id, text, error = false) {
 // ---- Play: a game the server runs; moves by the keyboard, swipes or the engine -------------------
 const play = {game: null, cells: makeCells($("play-board")), chain: Promise.resolve(), engine: false, timer: null};
 
-function showGame(game) {
+// the hint belongs to the board shown: every new board (a move of the player's or the engine's, an undo, a new
+// game, the end of a game) clears it, and h asks for the new board's
+function clearHint() {
+  $("hint").hidden = true;
+  $("hint-values").replaceChildren();
+  $("hint-best").textContent = "";
+  $("hint-depth").textContent = "";
+  delete $("hint").dataset.moves;
+}
+
+function showGame(game, last = "") {
   play.game = game;
+  clearHint();
+  $("last-move").textContent = last;
   paintBoard(play.cells, game.board);
   $("play-score").textContent = game.score;
   $("play-largest").textContent = game.max_tile;
@@ -71,7 +83,6 @@ function placedCell(result) {
 }
 
 const newGame = () => act(async () => {
-  $("hint").hidden = true;
   showGame(await api("POST", "/api/games", {}));
 });
 
@@ -81,7 +92,6 @@ function playerMove(move) {
     // a move that does not change the board does nothing, as in the game (the server would refuse it)
     if (!play.game || play.game.over || !play.game.legal.includes(move)) return;
     const result = await api("POST", `/api/games/${play.game.id}/moves`, {move});
-    $("hint").hidden = true;
     placedCell(result);
     showGame(result);
   }).catch(() => {});
@@ -90,11 +100,9 @@ function playerMove(move) {
 async function engineMove() {
   const result = await api("POST", `/api/games/${play.game.id}/moves`, {engine: true, depth: Number($("depth").value)});
   placedCell(result);
-  showGame(result);
-  showValues($("hint-values"), result.values, result.move);
-  $("hint-best").textContent = ARROWS[result.move] + " " + result.move;
-  $("hint-depth").textContent = `(the engine's move, depth ${result.depth})`;
-  $("hint").hidden = false;
+  // its values are those of the board before the move: said of the move, not shown as a hint for the new board
+  showGame(result, `The engine played ${ARROWS[result.move]} ${result.move} (value ${result.values[result.move]
+    .toFixed(1)} at depth ${result.depth}).`);
 }
 
 function engineStep() {
@@ -130,6 +138,7 @@ const hint = () => act(async () => {
   showValues($("hint-values"), answer.moves, answer.best);
   $("hint-best").textContent = ARROWS[answer.best] + " " + answer.best;
   $("hint-depth").textContent = `(depth ${answer.depth})`;
+  $("hint").dataset.moves = play.game.moves;  // the board it belongs to
   $("hint").hidden = false;
 });
 
@@ -137,7 +146,6 @@ const undo = () => {
   stopEngine();
   return act(async () => {
     if (!play.game || play.game.moves === 0) return;
-    $("hint").hidden = true;
     showGame(await api("POST", `/api/games/${play.game.id}/undo`));
     play.cells.forEach((c) => c.classList.remove("new"));
   });
@@ -187,8 +195,8 @@ async function analyse() {
   }
 }
 
+// every tile a board of the model may hold (GET /api/model's tiles: the game's, up to the largest its cells hold)
 config.model.tiles.forEach((tile) => {
-  if (tile > 2 * config.values[config.win]) return;  // the palette stops past the win tile's double
   const button = document.createElement("button");
   button.dataset.tile = tile;
   button.textContent = tile || "empty";
@@ -217,7 +225,17 @@ depthOptions($("analysis-depth"));
 paintBoard(analysis.cells, analysis.tiles);
 
 // ---- Replay: a record file, checked and replayed by the server, shown by the replay page's viewer --
-const showReplay = replayViewer(() => tab === "replay");
+const showReplay = replayViewer(() => tab === "replay" && !$("viewer").hidden);
+
+// a file that cannot be replayed leaves nothing of the one before: no games listed, an empty board
+function clearReplay() {
+  if ($("play").textContent === "pause") $("play").click();  // the viewer's playback stops
+  $("viewer").hidden = true;
+  $("game").replaceChildren();
+  $("about").textContent = "";
+  document.querySelectorAll("#board .cell").forEach((cell) => paintCell(cell, 0, config));
+  delete $("board").dataset.game;
+}
 $("replay-file").addEventListener("change", async (e) => {
   const file = e.target.files[0];
   if (!file) return;
@@ -229,6 +247,7 @@ $("replay-file").addEventListener("change", async (e) => {
     showReplay(data);
     status("replay-status", `${file.name}: ${data.total} game${data.total > 1 ? "s" : ""}.`);
   } catch (error) {
+    clearReplay();
     status("replay-status", `${file.name}: ${error.message}`, true);
   }
 });
