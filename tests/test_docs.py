@@ -1,5 +1,6 @@
-"""Documentation that cannot rot: every Python block of the README and the docs runs, every ``td2048`` command
-line in them parses with the real parser, and the site builds with ``mkdocs build --strict``.
+"""Documentation that cannot rot: every Python block of the README and the docs runs, and every ``td2048``
+command line in them parses with the real parser. The built site (``mkdocs build --strict``) is tested in
+``test_docs_site.py``.
 
 Python blocks run with Sybil, top to bottom, one namespace per page (a tutorial's blocks build on each
 other), in a fresh working directory. A block that must not run (it trains for hours) is preceded by
@@ -9,11 +10,8 @@ other), in a fresh working directory. A block that must not run (it trains for h
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -88,10 +86,3 @@ def test_python_blocks_run(path, tmp_path, monkeypatch):
     for example in examples:
         example.evaluate()
 
-
-def test_site_builds_strict(tmp_path):
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(tmp_path / "site")],
-                            cwd=ROOT, capture_output=True, text=True, env=env, timeout=600)
-    assert result.returncode == 0, result.stderr[-4000:]
-    assert (tmp_path / "site" / "reference" / "cli" / "index.html").read_text().count("td2048 train") > 1
