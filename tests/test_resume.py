@@ -42,7 +42,8 @@ def assert_complete(run, episodes):
     assert logged_episodes(run) == list(range(100, episodes + 1, 100))  # every block exactly once
     net, header = load_model(run / "model.td2048")
     assert header["training"]["episodes"] == episodes and net.weights.any()
-    assert not list(run.glob(".*.tmp"))
+    assert header["state"]["episodes"] == episodes  # the model holds what a resume needs
+    assert not list(run.glob(".*.tmp")) and not (run / "snapshot.td2048").exists()  # one copy of the weights
 
 
 def test_sigkill_during_training_then_resume(tmp_path):
@@ -62,15 +63,18 @@ def test_sigkill_during_training_then_resume(tmp_path):
 
 
 def test_sigkill_while_writing_a_snapshot_then_resume(tmp_path):
+    """A finished run (its model alone, which holds what a resume needs) resumed to train on, killed while it
+    writes its first snapshot: it resumes from the model."""
     run = tmp_path / "run"
     assert run_train("--episodes", 2000, "--out", run).returncode == 0
-    before = (run / "snapshot.td2048").read_bytes()
+    assert not (run / "snapshot.td2048").exists()  # the model replaced it
+    before = (run / "model.td2048").read_bytes()
     # the next snapshot (at 3000) stays half-written for 60 s: kill the process then
     proc = start_train("--resume", run, "--episodes", 1_000_000, "--quiet", env={"TD2048_TEST_SLOW_SAVE": "60"})
     wait_for(lambda: list(run.glob(".snapshot.td2048.*.tmp")))
     proc.kill()
     proc.wait()
-    assert (run / "snapshot.td2048").read_bytes() == before  # the previous snapshot is whole
+    assert (run / "model.td2048").read_bytes() == before and not (run / "snapshot.td2048").exists()
     assert max(logged_episodes(run)) > 2000
 
     r = run_train("--resume", run, "--episodes", 3500)
@@ -87,7 +91,8 @@ def test_sigterm_saves_and_says_how_to_resume(tmp_path):
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
-    assert f"td2048 train --resume {run}" in out
+    assert f"td2048 train --resume {run}" in out and "# next:" not in out
+    assert not (run / "snapshot.td2048").exists()  # the model holds what the resume needs
     done = load_model(run / "model.td2048")[1]["training"]["episodes"]
     assert logged_episodes(run) == list(range(100, done + 1, 100))
     r = run_train("--resume", run, "--episodes", done + 200)
@@ -173,7 +178,7 @@ def test_a_snapshot_that_cannot_be_written_is_a_warning_and_training_goes_on(tmp
             assert load_model(blocker)[1]["state"]["episodes"] == 200
     model, header = load_model(run.finish())
     assert header["state"]["episodes"] == 400 and model.weights.any()
-    assert load_model(blocker)[1]["state"]["episodes"] == 400 and "warning" not in capsys.readouterr().err
+    assert not blocker.exists() and "warning" not in capsys.readouterr().err  # the model replaced the snapshot
     assert [json.loads(line)["episodes"] for line in (run.directory / "log.jsonl").read_text().splitlines()] == \
         [100, 200, 300, 400]
 

@@ -4,9 +4,13 @@ A run directory holds the files of :mod:`td2048.io.rundir`: the settings, writte
 (a block a line), a snapshot every --snapshot-every (5 minutes of training, or a number of
 episodes; written atomically in the background), the final model and the curves' picture.
 
-A run killed at any moment (even with SIGKILL, even while writing a snapshot) resumes from its
-last whole snapshot: the log is cut back to that snapshot's episode count, so after a resume
-it holds every block exactly once.
+The model holds everything the snapshot holds (the weights, TC's accumulators, and the ``state`` a
+resume needs: episodes, random states, kept boards), so once it is written the snapshot is removed:
+a finished (or Ctrl-C-stopped) run keeps one copy of its weights, ``model.td2048``, and resumes from it.
+
+A run killed at any moment (even with SIGKILL, even while writing a snapshot or between writing
+the model and removing the snapshot) resumes from the newest whole file of the two: the log is cut
+back to that file's episode count, so after a resume it holds every block exactly once.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import numpy as np
 
 from td2048.errors import TD2048Error
 from td2048.io.atomic import ensure_writable_dir, write_text_atomic
-from td2048.io.model import check_same_network, load_model, save_model
+from td2048.io.model import check_same_network, load_model, read_header, save_model
 from td2048.io.rundir import LOG, MODEL, PLOT, SETTINGS, SNAPSHOT, read_log
 from td2048.learn import Learner, train_blocks
 from td2048.network import Network
@@ -42,6 +46,55 @@ def _rng_to_json(states: np.ndarray) -> list[list[str]]:
 
 def _rng_from_json(rows) -> np.ndarray:
     return np.array([[int(v, 16) for v in row] for row in rows], dtype=np.uint64)
+
+
+def resume_source(directory: str | Path) -> Path | None:
+    """The file a run resumes from: its snapshot or its model, whichever holds more episodes.
+
+    A running run has a snapshot and, when it was resumed after it finished, an older model; a finished
+    (or Ctrl-C-stopped) run has its model alone, which holds everything a snapshot holds; a run stopped
+    between writing its model and removing its snapshot has both, the model the newer. On a tie (both
+    written by one finish, as td2048 did before a finished run kept its model alone) the snapshot is
+    taken. Only the files' headers are read.
+
+    Parameters
+    ----------
+    directory : str or pathlib.Path
+        A run directory.
+
+    Returns
+    -------
+    pathlib.Path or None
+        ``snapshot.td2048``, ``model.td2048`` or, when the model was compressed (``xz model.td2048``),
+        ``model.td2048.xz``; None when there is none of them (a run stopped before its first snapshot).
+
+    Raises
+    ------
+    TD2048Error
+        When the snapshot cannot be read, or there is no snapshot and the model cannot be read or holds
+        no training state (a model for playing only, put in its place).
+    """
+    directory = Path(directory)
+    snapshot = directory / SNAPSHOT
+    model = next((m for m in (directory / MODEL, directory / f"{MODEL}.xz") if m.exists()), None)
+    best = (_episodes(read_header(snapshot)), snapshot) if snapshot.exists() else None
+    if model is None:
+        return None if best is None else best[1]
+    try:
+        header = read_header(model)
+        if "state" not in header:
+            raise TD2048Error(f"{model}: holds no training state to resume from (a model for playing only?)")
+    except TD2048Error:
+        if best is None:
+            raise
+        return best[1]  # a snapshot is there: a damaged or replaced model is not needed
+    if best is None or _episodes(header) > best[0]:
+        return model
+    return best[1]
+
+
+def _episodes(header: dict) -> int:
+    return int((header.get("state") or {}).get("episodes", 0))
 
 
 # makes a run's learner: (network, settings, seed or None, random states or None) -> a Learner, or an object that
@@ -150,19 +203,21 @@ class TrainingRun:
         for stale in directory.glob(".*.tmp"):  # a save that a crash cut short
             stale.unlink(missing_ok=True)
 
-        snapshot = directory / SNAPSHOT
-        if snapshot.exists():
-            network, header = load_model(snapshot, game=settings.game, memory_limit=settings.memory_limit,
+        source = resume_source(directory)
+        if source is not None:
+            network, header = load_model(source, game=settings.game, memory_limit=settings.memory_limit,
                                          method=settings.method)
-            check_same_network(snapshot, header, settings.spec())
+            check_same_network(source, header, settings.spec())
             state = header.get("state") or {}
             done = int(state.get("episodes", 0))
             states = _rng_from_json(state["rng_states"]) if "rng_states" in state else None
             pools = state.get("restart_pools", [])
             tc_start = settings.tc_start()
             if tc_start is not None and done > tc_start and network.accumulators is None:
-                raise TD2048Error(f"{snapshot}: the run is {done - tc_start} episodes into its TC phase, but the "
-                                  "snapshot holds no TC accumulators (was it replaced by a playing model?)")
+                raise TD2048Error(f"{source}: the run is {done - tc_start} episodes into its TC phase, but the "
+                                  f"{source.name} holds no TC accumulators (was it replaced by a playing model?)")
+            if source.name != SNAPSHOT:  # a snapshot older than the model (a stop between the two): of no use
+                (directory / SNAPSHOT).unlink(missing_ok=True)
         else:  # killed before the first snapshot: start again
             network, done, states, pools = cls._initial_network(settings), 0, None, []
         if states is None and done == 0:  # no snapshot yet: start again as created, with the run's seed
@@ -243,7 +298,7 @@ class TrainingRun:
     def wait(self) -> None:
         """Wait for a background snapshot. One that could not be written (a full disk, say) is a warning
         on stderr, not the end of the run: the last snapshot written stays whole, training goes on, and
-        the next snapshot tries again. (The snapshot and model that :meth:`finish` writes raise.)"""
+        the next snapshot tries again. (The model that :meth:`finish` writes raises.)"""
         if self._pending is not None:
             pending, self._pending = self._pending, None
             try:
@@ -253,11 +308,32 @@ class TrainingRun:
                                  f"not written ({e}); training goes on, and the next snapshot tries again\n")
 
     def finish(self) -> Path:
-        """Save the snapshot and the model; returns the model's path."""
-        self.snapshot(background=False)
-        save_model(self.directory / MODEL, self.network, training=self._training_info(), state=self._state())
+        """Save the model, with everything a resume needs, and remove the snapshot it replaces.
+
+        The model holds what a snapshot holds (weights, TC's accumulators, the ``state``: episodes,
+        random states, kept boards), so a finished run keeps one copy of its weights, and
+        :meth:`resume` goes on from the model. The model is written (atomically) before the snapshot
+        is removed: a run stopped between the two resumes from the model, the newer of them.
+
+        Returns
+        -------
+        pathlib.Path
+            The model's path, ``DIR/model.td2048``.
+        """
+        self.wait()  # a background snapshot still being written would land after its removal
+        self.learner.merge()
+        model = self.directory / MODEL
+        save_model(model, self.network, training=self._training_info(), state=self._state())
+        self.last_snapshot = self.done
+        self.last_snapshot_time = time.monotonic()
+        try:
+            (self.directory / SNAPSHOT).unlink(missing_ok=True)
+        except OSError as e:  # harmless: a resume takes the model, the newer file, and removes the snapshot
+            sys.stderr.write(f"td2048 train: warning: cannot remove {self.directory / SNAPSHOT} "
+                             f"({e.strerror or e}); {MODEL} holds everything it held\n")
+        self.draw_plot()
         self._writer.shutdown()
-        return self.directory / MODEL
+        return model
 
     def draw_plot(self) -> None:
         try:
@@ -271,4 +347,4 @@ class TrainingRun:
 
 
 __all__ = ["FIXED_ON_RESUME", "LOG", "MODEL", "PLOT", "SETTINGS", "SNAPSHOT", "LearnerFactory", "TrainingRun",
-           "learner_threads", "local_learner", "read_log"]
+           "learner_threads", "local_learner", "read_log", "resume_source"]

@@ -54,8 +54,11 @@ that ended with it as the largest tile. On a terminal a progress bar runs below 
 
 The run directory holds settings.json, log.jsonl (one JSON object a block),
 snapshot.td2048 (every 5 minutes, --snapshot-every), progress.png and, at the end,
-model.td2048. Ctrl-C or SIGTERM finishes the block, saves, and tells how to resume;
-a run killed in any other way resumes from its last snapshot with --resume DIR.
+model.td2048, which holds all the snapshot held and replaces it: a finished run keeps one
+copy of its weights. Ctrl-C or SIGTERM finishes the block, saves, and tells how to resume;
+a run killed in any other way resumes from its last snapshot with --resume DIR, and a
+finished run trains on from its model with --resume DIR --episodes N. At the end, the
+commands to evaluate, watch, serve and plot the model are printed.
 
 With one thread, runs with the same --seed give identical weights, bit for bit.
 With --threads N, N episodes are played at once, with every method: faster, but not
@@ -161,7 +164,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=Path, default=None,
                    help="run directory (default runs/NETWORK-DATE-TIME); must not hold a run already")
     p.add_argument("--resume", type=Path, default=None, metavar="DIR",
-                   help="continue the run in DIR from its last snapshot (options given override its settings)")
+                   help="continue the run in DIR from its last snapshot, or from its model once it finished or was "
+                        "stopped (--episodes N to train a finished run further; options given override its "
+                        "settings)")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
 
 
@@ -340,8 +345,42 @@ def _train(args: argparse.Namespace, training) -> int:
     if stop.requested and training.done < settings.episodes:
         say(f"# stopped after {training.done} episodes; model saved to {model}")
         say(f"# resume with: td2048 train --resume {shlex.quote(str(out))}")
-    elif training.plot_error is None:
-        say(f"# done: {training.done} episodes; model saved to {model}, curves in {out / 'progress.png'}")
     else:
-        say(f"# done: {training.done} episodes; model saved to {model}")
+        if training.plot_error is None:
+            say(f"# done: {training.done} episodes; model saved to {model}, curves in {out / 'progress.png'}")
+        else:
+            say(f"# done: {training.done} episodes; model saved to {model}")
+        say("\n".join(next_steps(model, out, plot=training.plot_error is None)))
     return 0
+
+
+def next_steps(model: Path, run_dir: Path, plot: bool = True) -> list[str]:
+    """The lines printed at the end of a run: what to do with its model, as commands to paste.
+
+    Parameters
+    ----------
+    model : pathlib.Path
+        The run's model file (``DIR/model.td2048``), as it was printed.
+    run_dir : pathlib.Path
+        The run directory.
+    plot : bool
+        Whether to suggest ``td2048 plot`` (not when the run could not draw its curves).
+
+    Returns
+    -------
+    list of str
+        Comment lines (``# next: ...``), each a command with what it does; paths quoted for the shell
+        where they need it. The commands play the model's own game (2048 or 2584) and cells.
+    """
+    import importlib.util
+
+    path, directory = shlex.quote(str(model)), shlex.quote(str(run_dir))
+    served = importlib.util.find_spec("uvicorn") is not None and importlib.util.find_spec("fastapi") is not None
+    steps = [(f"td2048 eval {path} --games 1000", "test it, no learning"),
+             (f"td2048 watch {path}", "one game in the terminal"),
+             (f"td2048 serve {path}", "a web app to play with hints" if served
+              else "a web app; needs pip install 'td2048[serve]'")]
+    if plot:
+        steps.append((f"td2048 plot {directory} -o progress.png", "the curves; more run directories to compare"))
+    width = max(len(command) for command, _ in steps)
+    return [f"# {'next:' if i == 0 else '':6} {command:{width}}   ({what})" for i, (command, what) in enumerate(steps)]

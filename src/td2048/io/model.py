@@ -21,8 +21,8 @@ The header holds ``format`` ("td2048-model"), ``version``, ``game`` ("2048"), ``
 (``dtype`` "<f4", ``count`` N, and per table its ``tuple``, ``offset`` and ``size``; a multistage
 network's ``stages`` (threshold masks of tile codes) follow its tuples, its weights hold the stages'
 tables one after another and then one marker per stage), ``accumulators`` (version 2: ``count`` 2N),
-``training`` (episodes, alpha, update, seed, td2048 version, date) and, in snapshots, ``state``
-(what a resumed run needs). Read the weights with plain NumPy::
+``training`` (episodes, alpha, update, seed, td2048 version, date) and, in a training run's snapshot
+and model, ``state`` (what a resumed run needs). Read the weights with plain NumPy::
 
     import json, numpy as np
     raw = open("model.td2048", "rb").read()
@@ -179,6 +179,59 @@ def read_model(path: str | os.PathLike) -> tuple[dict, np.ndarray]:
     weights = buf[offset:offset + 4 * count].view("<f4")
     header["_accumulators"] = buf[offset + 4 * count:end].view("<f4") if extra else None
     return header, weights
+
+
+def read_header(path: str | os.PathLike) -> dict:
+    """A model file's header alone, without reading its weights.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A ``.td2048`` file (or one compressed with xz, which is read whole and checked).
+
+    Returns
+    -------
+    dict
+        The header (``training``, and ``state`` in what a training run wrote). Unlike :func:`read_model`,
+        the checksum is not verified: the file's weights are not read.
+
+    Raises
+    ------
+    TD2048Error
+        When the file is missing, not a model file, of a newer format version, or its header is damaged.
+    """
+    path = Path(path)
+    try:
+        with open(path, "rb") as f:
+            prefix = f.read(_PREFIX.size)
+            if prefix.startswith(XZ_MAGIC):
+                compressed = True
+            else:
+                compressed = False
+                if len(prefix) < _PREFIX.size or prefix[:8] != MAGIC:
+                    raise TD2048Error(f"{path}: not a td2048 model file")
+                _, version, header_len = _PREFIX.unpack(prefix)
+                if version > VERSION:
+                    raise TD2048Error(f"{path}: model format version {version} is newer than this td2048 reads "
+                                      f"(version {VERSION}); upgrade td2048")
+                raw = f.read(header_len)
+    except FileNotFoundError:
+        raise TD2048Error(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise TD2048Error(f"{path}: is a directory, not a model file") from None
+    except PermissionError:
+        raise TD2048Error(f"{path}: permission denied") from None
+    if compressed:
+        header = read_model(path)[0]
+        header.pop("_accumulators", None)
+        return header
+    try:
+        header = json.loads(raw)
+    except ValueError:
+        raise TD2048Error(f"{path}: truncated model file or damaged model header") from None
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise TD2048Error(f"{path}: damaged model header")
+    return header
 
 
 def load_model(path: str | os.PathLike, game: str | None = None, memory_limit: int | None = None,

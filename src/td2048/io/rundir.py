@@ -4,11 +4,14 @@ A run directory holds::
 
     settings.json     every setting, written first
     log.jsonl         one JSON object per block of episodes, appended as blocks end
-    snapshot.td2048   the weights and what resuming needs (episodes done, random state), written
-                      atomically every --snapshot-every
-    model.td2048      the final model (also written when a run is stopped with Ctrl-C)
+    snapshot.td2048   while the run trains: the weights and what resuming needs (episodes done, random
+                      states, TC's accumulators, kept boards), written atomically every --snapshot-every
+    model.td2048      the final model (also written when a run is stopped with Ctrl-C), holding all
+                      the snapshot held: once it is written the snapshot is removed
     progress.png      the run's curves, redrawn at each snapshot
 
+A finished run keeps one copy of its weights, the model, and resumes from it; a resume takes whichever
+of the snapshot and the model holds more episodes (:func:`td2048.run.resume_source`).
 The runner (:mod:`td2048.run`) writes them; the plot (:mod:`td2048.plot`) and the sweeps read them.
 """
 
