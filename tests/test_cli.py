@@ -83,6 +83,17 @@ def test_unwritable_out_dir(tmp_path, cli_env):
 def test_no_command_and_unknown_command():
     assert_one_line_error(td2048(), "required")
     assert_one_line_error(td2048("fly"), "invalid choice")
+    assert "did you mean" not in td2048("fly").stderr  # nothing close: no guess
+
+
+def test_a_mistyped_command_option_or_choice_gets_a_suggestion():
+    """Exit 2 and one line, as every usage error, ending with what was probably meant."""
+    assert_one_line_error(td2048("trian"), "td2048: error:", "invalid choice: 'trian'", "did you mean train?")
+    assert_one_line_error(td2048("train", "--episdoes", 10), "td2048 train: error:", "unrecognized arguments",
+                          "did you mean --episodes?", "see td2048 train --help")
+    assert_one_line_error(td2048("eval", "m.td2048", "--gmaes=5", "--sed", 1), "did you mean --games (for --gmaes=5), "
+                          "--seed (for --sed)?")
+    assert_one_line_error(td2048("train", "--update", "backwrd"), "invalid choice", "did you mean backward?")
 
 
 def test_options_are_checked_before_the_compiled_code_loads(tmp_path):

@@ -1,11 +1,12 @@
 """eval --depth, analyze and TDL2048+'s .w files through the command line, as a user runs them."""
 
 import json
+import re
 import struct
 
 import numpy as np
 import pytest
-from commands import td2048
+from commands import td2048, td2048_on_a_terminal
 from naive import from_grid
 from test_learn import SMALL
 from test_state_values import random_weights
@@ -86,6 +87,23 @@ def test_eval_with_search_and_its_records_pass_the_judge(model, tmp_path):
     assert len(records.read_text().splitlines()) == 30
     r = td2048("judge", records, "--game", "2048")
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_eval_shows_games_and_time_left_on_a_terminal_only(model, cli_env):
+    """On a terminal, stderr shows the games done and an ETA while eval plays (taken away at the end); stdout,
+    what a script reads, is the same as through a pipe, and through a pipe stderr gets nothing."""
+    args = ("eval", model, "--games", 12, "--seed", 1, "--depth", 2)
+    code, out, terminal = td2048_on_a_terminal(*args, env=cli_env)
+    assert code == 0, terminal
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", terminal)
+    assert re.search(r"\b12/12 games  ETA \d\d:\d\d\b", plain), plain  # mm:ss, h:mm:ss from an hour
+    assert re.search(r"\b0/12 games  ETA --:--", plain), plain  # before a game is done: not known yet
+    piped = td2048(*args, env=cli_env)
+    assert piped.returncode == 0 and piped.stderr == "", piped.stderr
+    timing = re.compile(r"^# [\d,]+ moves in .*$", re.M)  # the one line that differs: seconds, moves/s
+    assert timing.sub("", out) == timing.sub("", piped.stdout) and "ETA" not in out
+    code, out, terminal = td2048_on_a_terminal(*args, "--json", env=cli_env)
+    assert code == 0 and "ETA" not in terminal and json.loads(out)["games"] == 12
 
 
 def test_eval_refuses_a_table_over_the_memory_limit(model):

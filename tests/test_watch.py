@@ -21,8 +21,10 @@ import pytest
 from commands import assert_one_line_error, td2048
 from rich.console import Console
 
-from td2048.cli.terminal import view
+from td2048.cli.terminal import KEYS, VALUES_HEADING, view
 from td2048.games.wide import wide_from_codes
+from td2048.io.model import load_model
+from td2048.play import Agent, parse_board
 
 SUMMARY = re.compile(r"# (game over|stopped|interrupted): score (\d+), (\d+) moves, largest tile (\d+), ")
 
@@ -134,6 +136,66 @@ def test_ctrl_c_ends_a_long_wait_whichever_thread_gets_it(model, cli_env):
 def test_view_shows_2584_tiles_by_value():
     board = wide_from_codes([17, 16, 1, 0] + [0] * 12)  # 2584, 1597, 1
     console = Console(file=io.StringIO(), width=100, color_system=None)
-    console.print(view("t", board, "2584", 4181, 12, 1, 0, np.array([1.5, 2.5, np.nan, 0.0]), "paused"))
+    console.print(view("t", board, "2584", 4181, 12, 3, 8, np.array([1.5, 2.5, np.nan, 0.0]), "paused", 1))
     text = console.file.getvalue()
-    assert all(tile in text for tile in ("2584", "1597", "4,181", "illegal", "> right", "paused"))
+    assert all(tile in text for tile in ("2584", "1597", "4,181", "illegal", "last move  left +8", VALUES_HEADING,
+                                         "> right", "paused"))
+
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def _last_screen(seen: bytearray) -> dict:
+    """The last screen drawn (its state "paused"): the board (16 tile values), the values beside it, the move
+    marked as the next one and the last move played."""
+    text = ANSI.sub("", seen.decode(errors="replace")).replace("\r", "")
+    end = text.rindex(KEYS)
+    start = text.rfind(KEYS, 0, end)
+    screen = text[start + len(KEYS) if start >= 0 else 0:end]  # from the end of the screen before
+    assert "paused" in screen, screen
+    tile = re.compile(r"\.|\d+")
+    rows = [words[:4] for words in (line.split() for line in screen.splitlines())
+            if len(words) >= 4 and all(tile.fullmatch(w) for w in words[:4])]
+    assert len(rows) == 4 and VALUES_HEADING in screen, screen
+    values = {name: value for _, name, value in re.findall(r"(> |  )(up|right|down|left) +(illegal|-?\d+\.\d)\b",
+                                                           screen)}
+    marked = re.findall(r"> (up|right|down|left) +-?\d+\.\d +next", screen)
+    assert len(values) == 4 and len(marked) == 1, screen
+    return {"board": [0 if t == "." else int(t) for row in rows for t in row], "values": values, "next": marked[0],
+            "last": re.search(r"last move +(up|right|down|left|-)", screen).group(1)}
+
+
+def test_the_values_shown_are_those_of_the_board_on_screen(model, cli_env):
+    """Beside each board: the values of the moves from that board (as the engine computes them for it, through
+    the Python API), the move it plays next marked; one move on, that move is the last move."""
+    agent = Agent(load_model(model)[0], depth=2)
+
+    def engine_values(board):
+        values = agent.analyze(parse_board(",".join(map(str, board))))
+        return {name: "illegal" if v is None else f"{v:.1f}" for name, v in values.items()}
+
+    def read_screen(master, seen, count):
+        """Read until the count-th screen paused is whole (its keys line drawn)."""
+        state = b"\x1b[7mpaused"  # the state, in reverse video (the keys line says "paused" too)
+        deadline = time.monotonic() + 300
+        while seen.count(state) < count or KEYS.encode() not in seen[seen.rindex(state):]:
+            assert time.monotonic() < deadline, bytes(seen[-2000:])
+            if select.select([master], [], [], 1)[0]:
+                seen += os.read(master, 65536)
+        return _last_screen(seen)
+
+    with _watch_in_pty(model, cli_env, "--seed", 1, "--delay", 1000, "--depth", 2) as (proc, master, slave, before,
+                                                                                      seen):
+        os.write(master, b" ")
+        first = read_screen(master, seen, 1)
+        os.write(master, b"n")
+        second = read_screen(master, seen, 2)
+        os.write(master, b"q")
+        out = _finish(proc, master, slave, before, seen)
+    assert proc.returncode == 0 and SUMMARY.search(out).group(3) == "1", out
+    assert sum(t > 0 for t in first["board"]) == 2 and first["last"] == "-"
+    for screen in (first, second):
+        assert screen["values"] == engine_values(screen["board"]), screen
+        legal = {name: float(v) for name, v in screen["values"].items() if v != "illegal"}
+        assert legal[screen["next"]] == max(legal.values())
+    assert second["last"] == first["next"] and second["board"] != first["board"]

@@ -1,12 +1,14 @@
 """``td2048 COMMAND ...``: parse, dispatch, and the one error boundary.
 
 Exit codes: 0 success, 1 a check that failed, 2 bad input or usage. A :class:`TD2048Error`
-becomes one line on stderr; so does an argparse error (no usage dump).
+becomes one line on stderr; so does an argparse error (no usage dump), with a "did you mean ...?"
+for a mistyped command, option or choice.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import sys
 
 from td2048.cli import analyze, bench, convert, judge, plot, replay, serve, sweep, train, watch
@@ -18,12 +20,62 @@ COMMANDS = {"train": train, "eval": eval_command, "analyze": analyze, "plot": pl
             "convert": convert, "bench": bench, "watch": watch, "replay": replay, "sweep": sweep, "serve": serve}
 
 
+def did_you_mean(words: list[str], known) -> str:
+    """The close matches of mistyped words among the known ones, as the end of an error message.
+
+    Parameters
+    ----------
+    words : list of str
+        What was typed: commands, options (``--name`` or ``--name=value``) or option values.
+    known : iterable of str
+        What would have been understood.
+
+    Returns
+    -------
+    str
+        ``"; did you mean --episodes?"`` (with ``(for WORD)`` after each match when several words have
+        one), or ``""`` when none is close.
+    """
+    known = list(known)
+    matches = [(word, close[0]) for word in words
+               if (close := difflib.get_close_matches(word.split("=", 1)[0], known, n=1))]
+    if not matches:
+        return ""
+    if len(matches) == 1:
+        return f"; did you mean {matches[0][1]}?"
+    return "; did you mean " + ", ".join(f"{match} (for {word})" for word, match in matches) + "?"
+
+
 class OneLineParser(argparse.ArgumentParser):
-    """Usage errors as one line and exit code 2."""
+    """Usage errors as one line and exit code 2, with a "did you mean ...?" for a mistyped command, option or
+    choice (as Python 3.14's ``suggest_on_error``, which Python 3.11 lacks)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.suggest_on_error = False  # Python 3.14's own: this class suggests, once, on every Python
+        self.commands: dict[str, argparse.ArgumentParser] = {}  # the subcommands' parsers, by name
 
     def error(self, message):
         sys.stderr.write(f"{self.prog}: error: {message} (see {self.prog} --help)\n")
         sys.exit(2)
+
+    def _check_value(self, action, value):
+        try:
+            super()._check_value(action, value)
+        except argparse.ArgumentError as e:
+            choices = list(action.choices)
+            if not isinstance(value, str) or not all(isinstance(c, str) for c in choices):
+                raise
+            raise argparse.ArgumentError(action, e.message + did_you_mean([value], choices)) from None
+
+    def parse_args(self, args=None, namespace=None):
+        namespace, extras = self.parse_known_args(args, namespace)
+        if extras:  # told by the command's parser, with its options as the ones meant
+            parser = self.commands.get(getattr(namespace, "command", None), self)
+            options = [option for action in parser._actions for option in action.option_strings]
+            unknown = [word for word in extras if word.startswith("-")]
+            parser.error(f"unrecognized arguments: {' '.join(extras)}{did_you_mean(unknown, options)}")
+        return namespace
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         module.add_arguments(p)
         p.set_defaults(run=module.run)
+    parser.commands = sub.choices
     return parser
 
 

@@ -7,7 +7,7 @@ import json
 import sys
 
 from td2048.cli.options import add_search_arguments, nonnegative_int_arg, positive_int_arg
-from td2048.cli.progress import format_duration
+from td2048.cli.progress import Progress, format_duration
 from td2048.config import DEFAULT_SHARD_SIZE
 from td2048.errors import TD2048Error
 from td2048.io.atomic import atomic_open
@@ -61,28 +61,29 @@ def run(args: argparse.Namespace) -> int:
     from td2048.io.records import parse_names, record_games  # the options are good: now the compiled code
     from td2048.play import Agent
 
-    show = sys.stderr.isatty() and not args.json
-
-    def on_progress(done):
-        if show:
-            sys.stderr.write(f"\r{done}/{args.games} games\x1b[K")
-
     sharded = None
     shards_asked = args.ray is not None or args.shard_size is not None
-    if shards_asked or (args.record is not None and args.threads > 1):  # records on threads: shard by shard
-        sharded = _play_sharded(args, network, search, on_progress)
-        stats, counts, seed = sharded.stats, sharded.search_counts, sharded.seed
-    elif args.record is not None:
-        names = parse_names(args.names)
-        agent = Agent(network, search, args.seed, 1, memory_limit=args.memory_limit)
-        stats = record_games(agent, args.record, args.games, names)
-    else:
-        agent = Agent(network, search, args.seed, args.threads, memory_limit=args.memory_limit)
-        stats = agent.play(args.games, on_progress)
+    by_shards = shards_asked or (args.record is not None and args.threads > 1)  # records on threads: shard by shard
+    # the games done and the time left, on stderr if it is a terminal (stdout, what a script reads, stays the
+    # same); not for the records of one thread, which are written game by game with no count to show
+    progress = Progress(args.games, enabled=not args.json and (by_shards or args.record is None), stream=sys.stderr,
+                        unit="games")
+    progress.count(0)
+    try:
+        if by_shards:
+            sharded = _play_sharded(args, network, search, progress.count)
+            stats, counts, seed = sharded.stats, sharded.search_counts, sharded.seed
+        elif args.record is not None:
+            names = parse_names(args.names)
+            agent = Agent(network, search, args.seed, 1, memory_limit=args.memory_limit)
+            stats = record_games(agent, args.record, args.games, names)
+        else:
+            agent = Agent(network, search, args.seed, args.threads, memory_limit=args.memory_limit)
+            stats = agent.play(args.games, progress.count)
+    finally:
+        progress.clear()
     if sharded is None:
         counts, seed = agent.search_counts(), agent.seed
-    if show:
-        sys.stderr.write("\r\x1b[K")
     if args.json:
         print(json.dumps({"model": args.model, "network": network.spec.name, "method": network.method,
                           "search": search_settings_json(search), "seed": seed, "threads": args.threads,

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from rich.text import Text
 
 KEYS = "space pause/resume   n or right arrow: one move (paused)   q quit"
+VALUES_HEADING = "values of the moves from this board"  # the board on screen's, not the last move's
 
 
 def board_codes(board) -> list[int]:
@@ -77,8 +78,38 @@ def board_renderable(board, game: str) -> Text:
 
 
 def view(title: str, board, game: str, score: int, number: int, direction: int, reward: int, values,
-         state: str) -> Group:
-    """The live screen: title, the board beside the score, move and each move's value, then the keys."""
+         state: str, choice: int = -1) -> Group:
+    """The live screen: title, the board beside the score, the move that made it and the values of the moves
+    from it, then the keys.
+
+    Parameters
+    ----------
+    title : str
+        The first line.
+    board : int or tuple of (int, int)
+        The board on screen, packed: an int on 4-bit cells, (lo, hi) on 5-bit ones.
+    game : str
+        ``"2048"`` or ``"2584"``: how codes show as tiles.
+    score : int
+        The score so far.
+    number : int
+        The moves played so far.
+    direction : int
+        The move that made the board (0 up, 1 right, 2 down, 3 left; -1: none yet).
+    reward : int
+        That move's reward.
+    values : sequence of float
+        The values of the four moves from the board (NaN: illegal).
+    state : str
+        ``"playing"``, ``"paused"``, ``"game over"``, ...
+    choice : int
+        The move the model plays from the board next, marked with ``>`` (-1: none).
+
+    Returns
+    -------
+    rich.console.Group
+        The screen, for rich's ``Live``.
+    """
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
@@ -88,18 +119,20 @@ def view(title: str, board, game: str, score: int, number: int, direction: int, 
     info.add_column(justify="right")
     info.add_row("score", f"{score:,}")
     info.add_row("move", f"{number:,}")
-    info.add_row("played", f"{MOVE_NAMES[direction]} +{reward}" if direction >= 0 else "-")
+    info.add_row("last move", f"{MOVE_NAMES[direction]} +{reward}" if direction >= 0 else "-")
     info.add_row("largest", f"{tile_value(game, max(board_codes(board))):,}")
-    info.add_row("", "")
-    info.add_row("value", "")
+    moves = Table.grid(padding=(0, 2))
+    moves.add_column(style="bold")
+    moves.add_column(justify="right")
+    moves.add_column(style="green")
     for d, name in enumerate(MOVE_NAMES):
-        chosen = d == direction
-        info.add_row(("> " if chosen else "  ") + name, Text(format_value(values[d]), "bold green" if chosen else
-                                                             "dim" if math.isnan(values[d]) else ""))
-    info.add_row("", "")
-    info.add_row(Text(state, "reverse"), "")
+        chosen = d == choice
+        moves.add_row(("> " if chosen else "  ") + name, Text(format_value(values[d]), "bold green" if chosen else
+                                                              "dim" if math.isnan(values[d]) else ""),
+                      "next" if chosen else "")
+    side = Group(info, Text(""), Text(VALUES_HEADING, "bold"), moves, Text(""), Text(state, "reverse"))
     layout = Table.grid(padding=(0, 3))
-    layout.add_row(board_renderable(board, game), info)
+    layout.add_row(board_renderable(board, game), side)
     return Group(Text(title, "bold"), layout, Text(KEYS, "dim"))
 
 

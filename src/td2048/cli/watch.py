@@ -1,4 +1,5 @@
-"""``td2048 watch``: a model plays one game live in the terminal, with the value it saw in every move."""
+"""``td2048 watch``: a model plays one game live in the terminal, with the value of every move from the board
+on screen."""
 
 from __future__ import annotations
 
@@ -20,16 +21,19 @@ if TYPE_CHECKING:
     from td2048.cli.terminal import Keys
     from td2048.play import Agent
 
-HELP = "watch a model play one game in the terminal, with every move's value"
+HELP = "watch a model play one game in the terminal, with the value of every move from the board shown"
 DESCRIPTION = """\
 Play one game with a model and show it move by move: the board in colour, the score, the move
-number, the move played and the value of each of the four moves (r + the afterstate's value at
-the search depth, as td2048 analyze prints them; illegal moves marked). Keys: space pauses and
-resumes, n or the right arrow plays one move while paused, q quits with the game's summary.
+number, the last move (the one that made the board) and the values of the four moves from the
+board on screen (r + the afterstate's value at the search depth, what td2048 analyze prints for
+that board; illegal moves marked), the one the model plays next marked with >. Keys: space
+pauses and resumes, n or the right arrow plays one move while paused, q quits with the game's
+summary.
 
-When stdout is not a terminal: one line per move (number, move, reward, score, the four
-values), then the final board and the summary, with no delay. The same --seed plays the same
-game: the first game of td2048 eval --seed S with the same search options (at any depth).
+When stdout is not a terminal: one line per move (number, move, reward, score, and the four
+values the move was chosen by: those of the board before it), then the final board and the
+summary, with no delay. The same --seed plays the same game: the first game of td2048 eval
+--seed S with the same search options (at any depth).
 """
 
 
@@ -46,32 +50,50 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 class Game:
     """Game ``index`` of ``agent``'s seed, a move at a time, from two new tiles on an empty board (as every game
-    starts): the game ``td2048 eval`` plays as that game."""
+    starts): the game ``td2048 eval`` plays as that game.
+
+    Each board is searched as soon as it is reached, before it is shown: :attr:`values` are those of the moves
+    from :attr:`board` and :attr:`choice` the move played from it next, while :attr:`direction` and
+    :attr:`reward` are those of the move that made it. (The game is the same: each search is only done one
+    screen earlier.)
+
+    Parameters
+    ----------
+    agent : Agent
+        Plays the game (its first thread's random state and transposition table).
+    index : int
+        The game's index of the seed.
+    """
 
     def __init__(self, agent: Agent, index: int = 0):
         self.agent, self.game = agent, agent.network.game
         agent.start_game(index)
         self.board = agent.spawn(agent.spawn(agent.empty_board))
         self.score = self.moves = self.reward = 0
-        self.direction = -1
-        self.values = np.full(4, np.nan)  # of the move played last
-        self.over = False
+        self.direction = -1  # of the move that made the board (-1: none yet)
+        self._search()
+
+    def _search(self) -> None:
+        """The values of the board's moves, the move chosen, and the board after it and its new tile."""
+        self.values = np.empty(4)  # a new array: one handed out before keeps the values of its board
+        self.choice, self._reward, _, self._next = self.agent.step(self.board, self.values)
+        self.over = self.choice < 0
 
     def step(self) -> None:
-        values = np.empty(4)
-        d, reward, _, board = self.agent.step(self.board, values)
-        if d < 0:
-            self.over = True
+        """Play the move chosen from the board (nothing once the game is over), then search the new board."""
+        if self.over:
             return
-        self.direction, self.reward, self.board, self.values = d, reward, board, values
-        self.score += reward
+        self.direction, self.reward, self.board = self.choice, self._reward, self._next
+        self.score += self.reward
         self.moves += 1
+        self._search()
 
     def screen(self, title: str, state: str):
+        """The live screen of the game now (see :func:`td2048.cli.terminal.view`)."""
         from td2048.cli.terminal import view
 
         return view(title, self.board, self.game, self.score, self.moves, self.direction, self.reward, self.values,
-                    state)
+                    state, self.choice)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -103,12 +125,13 @@ def _plain(game: Game, keys: Keys, title: str) -> str:
 
     print(f"# {title}")
     print(move_header())
-    while keys.read(0) != "q":
+    while not game.over:
+        if keys.read(0) == "q":
+            return "stopped"
+        values = game.values  # of the board the move is played from: the values it was chosen by
         game.step()
-        if game.over:
-            return "game over"
-        print(move_line(game.moves, game.direction, game.reward, game.score, game.values))
-    return "stopped"
+        print(move_line(game.moves, game.direction, game.reward, game.score, values))
+    return "game over"
 
 
 def _live(game: Game, keys: Keys, title: str, delay: float) -> str:
