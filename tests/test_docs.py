@@ -86,3 +86,14 @@ def test_python_blocks_run(path, tmp_path, monkeypatch):
     for example in examples:
         example.evaluate()
 
+
+
+def test_the_readme_test_command_is_what_ci_runs():
+    """The README's test command is one script that sets up a fresh machine itself, and CI runs exactly it."""
+    blocks = [block.strip() for block in SHELL_FENCE.findall((ROOT / "README.md").read_text())]
+    assert "scripts/test.sh" in blocks, blocks
+    ci = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line and not line.startswith("#")]
+    assert ci[-1] == "exec scripts/test.sh", ci
+    script = (ROOT / "scripts" / "test.sh").read_text()
+    for need in ("apt-get install", "sudo", "python3 -m venv .venv", "pip install", "exec .venv/bin/python -m pytest"):
+        assert need in script, need

@@ -5,12 +5,15 @@ from __future__ import annotations
 import argparse
 import socket
 import sys
+import threading
 import time
 
 from td2048.cli.options import nonnegative_int_arg, positive_float_arg, positive_int_arg
 from td2048.errors import TD2048Error
 from td2048.server import DEFAULT_MAX_AGE, DEFAULT_MAX_GAMES, DEFAULT_QUEUE
 from td2048.settings import MAX_DEPTH
+
+PREPARING_NOTICE_SECONDS = 2.0  # longer than loading compiled kernels takes: the notice means a compile
 
 HELP = "serve a model: a JSON API and a web app to play with hints, watch it play and analyse positions"
 DESCRIPTION = f"""\
@@ -93,13 +96,16 @@ def run(args: argparse.Namespace) -> int:
     store = GameStore(network, args.max_games, args.max_age)
     local = args.host in ("127.0.0.1", "localhost", "::1")
     app = create_app(engine, store, local=local)
-    cached = engine.kernels_cached()
-    if not cached:  # say so before the wait: compiling takes tens of seconds, and nothing else shows
-        print("td2048 serve: " + ("loading the engine ..." if cached is None else
-                                  f"compiling the engine's kernels for {network.spec.name} (the first run of this "
-                                  "network on this machine: about 15 s, up to a minute on a slow one) ..."),
-              file=sys.stderr, flush=True)
-    engine.warm()
+    # loading compiled kernels takes a moment, compiling them (the first run of a network on a machine) tens of
+    # seconds with nothing else shown: a line once the wait is longer than a load
+    notice = threading.Timer(PREPARING_NOTICE_SECONDS, print, args=(
+        f"td2048 serve: preparing the engine's kernels for {network.spec.name} (compiled once per network on a "
+        "machine: the first start takes about 15 s) ...",), kwargs={"file": sys.stderr, "flush": True})
+    notice.start()
+    try:
+        engine.warm()
+    finally:
+        notice.cancel()
     sock = _listen(args.host, args.port)
     port = sock.getsockname()[1]
     shown = args.host if local else "127.0.0.1"

@@ -195,26 +195,6 @@ class Engine:
         finally:
             self.in_flight -= 1
 
-    def kernels_cached(self) -> bool | None:
-        """Whether the search kernels of this model's network are compiled already, so that :meth:`warm` only
-        loads them: in this process, or in Numba's cache on this machine (the index of the search kernel
-        holds an entry for this CPU).
-
-        Returns
-        -------
-        bool or None
-            True when cached, False when :meth:`warm` compiles them (tens of seconds), None when it cannot
-            tell (a Numba without the cache's internals read here).
-        """
-        try:
-            search = self.network.kernels.search_values  # generates and imports the module: no compiling
-            if search.signatures:
-                return True
-            magic = search.targetctx.codegen().magic_tuple()
-            return any(key[1] == magic for key in search._cache._cache_file._load_index())
-        except Exception:  # Numba's internals: a guess about the wait to come, never a reason to fail
-            return None
-
     def warm(self) -> None:
         """Load (or compile) the search kernels before the first request, on this thread and the workers'."""
         board = Board.from_tiles([2, 2] + [0] * 14, self.game)
