@@ -123,7 +123,9 @@ def test_the_analysis_board_offers_every_2584_tile_the_model_holds(page_of, serv
         if tile:
             page.click(f"#palette button[data-tile='{tile}']")
             page.click(f"#analysis-board .cell[data-cell='{cell}']")
-    page.wait_for_function("document.getElementById('analysis-board').dataset.analysed == 4", timeout=120_000)
+    # the answer to the last question (the depth's change and each tile placed ask one each)
+    page.wait_for_function("(b => b.dataset.analysed && b.dataset.analysed === b.dataset.asked)"
+                           "(document.getElementById('analysis-board'))")
     expected = server.ok("POST", "/api/analyze", {"board": board, "depth": 2})
     assert page.text_content("#analysis-status") == ""
     assert page.text_content("#analysis-best").split()[-1] == expected["best"]

@@ -178,6 +178,7 @@ function showAnalysisBoard() {
 
 async function analyse() {
   const asked = ++analysis.asked;  // only the latest question's answer is shown
+  $("analysis-board").dataset.asked = asked;  // the answer shown is the latest once analysed == asked
   const depth = Number($("analysis-depth").value);
   try {
     const answer = await api("POST", "/api/analyze", {board: analysis.tiles, depth});
