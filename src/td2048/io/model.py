@@ -129,6 +129,19 @@ def _pause_for_tests() -> None:
         time.sleep(float(pause))
 
 
+def _header_length(path: Path, prefix: bytes) -> int:
+    """The JSON header's length from a model file's first bytes, once they are checked (magic, version)."""
+    if len(prefix) < _PREFIX.size or prefix[:8] != MAGIC:
+        raise TD2048Error(f"{path}: not a td2048 model file")
+    _, version, header_len = _PREFIX.unpack(prefix)
+    if version > VERSION:
+        raise TD2048Error(f"{path}: model format version {version} is newer than this td2048 reads "
+                          f"(version {VERSION}); upgrade td2048")
+    if version < 1:
+        raise TD2048Error(f"{path}: bad model format version {version}")
+    return header_len
+
+
 def read_model(path: str | os.PathLike) -> tuple[dict, np.ndarray]:
     """Header and weights, checked; any defect is a :class:`TD2048Error` naming the file.
     TC's accumulators, when the file holds them, come as ``header["_accumulators"]`` (load_model
@@ -141,15 +154,7 @@ def read_model(path: str | os.PathLike) -> tuple[dict, np.ndarray]:
                 f = _decompressed(f, path)
                 size = f.getbuffer().nbytes
             f.seek(0)
-            prefix = f.read(_PREFIX.size)
-            if len(prefix) < _PREFIX.size or prefix[:8] != MAGIC:
-                raise TD2048Error(f"{path}: not a td2048 model file")
-            _, version, header_len = _PREFIX.unpack(prefix)
-            if version > VERSION:
-                raise TD2048Error(f"{path}: model format version {version} is newer than this td2048 reads "
-                                  f"(version {VERSION}); upgrade td2048")
-            if version < 1:
-                raise TD2048Error(f"{path}: bad model format version {version}")
+            header_len = _header_length(path, f.read(_PREFIX.size))
             offset = _data_offset(header_len)
             if size < offset + _TRAILER.size:
                 raise TD2048Error(f"{path}: truncated model file")
@@ -208,13 +213,7 @@ def read_header(path: str | os.PathLike) -> dict:
                 compressed = True
             else:
                 compressed = False
-                if len(prefix) < _PREFIX.size or prefix[:8] != MAGIC:
-                    raise TD2048Error(f"{path}: not a td2048 model file")
-                _, version, header_len = _PREFIX.unpack(prefix)
-                if version > VERSION:
-                    raise TD2048Error(f"{path}: model format version {version} is newer than this td2048 reads "
-                                      f"(version {VERSION}); upgrade td2048")
-                raw = f.read(header_len)
+                raw = f.read(_header_length(path, prefix))
     except FileNotFoundError:
         raise TD2048Error(f"{path}: no such file") from None
     except IsADirectoryError:
