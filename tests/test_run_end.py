@@ -76,15 +76,21 @@ def test_a_finished_run_keeps_its_model_alone_and_it_holds_what_a_resume_needs(t
     assert_same_as_whole(train_to_end(resumed), whole)
 
 
-def test_a_run_stopped_mid_way_resumes_from_its_snapshot(tmp_path, whole):
-    """Stopped (as by SIGKILL) at 400 episodes with its snapshot at 300: no model; the log cut back to 300."""
-    run = TrainingRun.create(tmp_path / "run", TrainSettings(**METHODS, episodes=TOTAL, snapshot_every=100))
+def stop_at(run: TrainingRun, episodes: int) -> None:
+    """Train until the block that ends at ``episodes`` is logged, then stop there (as a kill would, past the last
+    snapshot), once any snapshot in the background is written."""
     blocks = run.blocks()
     for stats in blocks:
-        if stats.episodes == 400:
+        if stats.episodes == episodes:
             break
     blocks.close()
     run.wait()
+
+
+def test_a_run_stopped_mid_way_resumes_from_its_snapshot(tmp_path, whole):
+    """Stopped (as by SIGKILL) at 400 episodes with its snapshot at 300: no model; the log cut back to 300."""
+    run = TrainingRun.create(tmp_path / "run", TrainSettings(**METHODS, episodes=TOTAL, snapshot_every=100))
+    stop_at(run, 400)
     assert weight_files(run.directory) == ["snapshot.td2048"]
     assert read_header(run.directory / "snapshot.td2048")["state"]["episodes"] == 300
     assert logged_episodes(run.directory)[-1] == 400
@@ -100,12 +106,7 @@ def test_a_finished_run_resumed_then_stopped_resumes_from_its_new_snapshot(tmp_p
     directory = tmp_path / "run"
     train_to_end(TrainingRun.create(directory, TrainSettings(**METHODS, episodes=200, snapshot_every=100)))
     run = TrainingRun.resume(directory, {"episodes": TOTAL})
-    blocks = run.blocks()
-    for stats in blocks:
-        if stats.episodes == 500:
-            break
-    blocks.close()
-    run.wait()
+    stop_at(run, 500)
     assert weight_files(directory) == ["model.td2048", "snapshot.td2048"]
     assert resume_source(directory) == directory / "snapshot.td2048"
 

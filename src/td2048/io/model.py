@@ -39,6 +39,7 @@ the reader knows xz's magic and decompresses in memory.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import io
 import json
@@ -129,6 +130,21 @@ def _pause_for_tests() -> None:
         time.sleep(float(pause))
 
 
+@contextlib.contextmanager
+def _open_model(path: Path):
+    """A model file opened for reading; a missing file, a directory or no permission is a one-line TD2048Error."""
+    try:
+        f = open(path, "rb")
+    except FileNotFoundError:
+        raise TD2048Error(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise TD2048Error(f"{path}: is a directory, not a model file") from None
+    except PermissionError:
+        raise TD2048Error(f"{path}: permission denied") from None
+    with f:
+        yield f
+
+
 def _header_length(path: Path, prefix: bytes) -> int:
     """The JSON header's length from a model file's first bytes, once they are checked (magic, version)."""
     if len(prefix) < _PREFIX.size or prefix[:8] != MAGIC:
@@ -147,27 +163,20 @@ def read_model(path: str | os.PathLike) -> tuple[dict, np.ndarray]:
     TC's accumulators, when the file holds them, come as ``header["_accumulators"]`` (load_model
     gives them to the network)."""
     path = Path(path)
-    try:
-        with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            if f.read(len(XZ_MAGIC)) == XZ_MAGIC:  # a compressed model (.td2048.xz): the same bytes inside
-                f = _decompressed(f, path)
-                size = f.getbuffer().nbytes
-            f.seek(0)
-            header_len = _header_length(path, f.read(_PREFIX.size))
-            offset = _data_offset(header_len)
-            if size < offset + _TRAILER.size:
-                raise TD2048Error(f"{path}: truncated model file")
-            buf = aligned_bytes(size, zeroed=False)  # the weights, at a multiple of 64 in the file, start on a line
-            f.seek(0)
-            if f.readinto(memoryview(buf)) != size:
-                raise TD2048Error(f"{path}: truncated model file")
-    except FileNotFoundError:
-        raise TD2048Error(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise TD2048Error(f"{path}: is a directory, not a model file") from None
-    except PermissionError:
-        raise TD2048Error(f"{path}: permission denied") from None
+    with _open_model(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        if f.read(len(XZ_MAGIC)) == XZ_MAGIC:  # a compressed model (.td2048.xz): the same bytes inside
+            f = _decompressed(f, path)
+            size = f.getbuffer().nbytes
+        f.seek(0)
+        header_len = _header_length(path, f.read(_PREFIX.size))
+        offset = _data_offset(header_len)
+        if size < offset + _TRAILER.size:
+            raise TD2048Error(f"{path}: truncated model file")
+        buf = aligned_bytes(size, zeroed=False)  # the weights, at a multiple of 64 in the file, start on a line
+        f.seek(0)
+        if f.readinto(memoryview(buf)) != size:
+            raise TD2048Error(f"{path}: truncated model file")
     end, crc, end_magic = _TRAILER.unpack(buf[size - _TRAILER.size:].tobytes())
     if end_magic != END_MAGIC or end != size - _TRAILER.size:
         raise TD2048Error(f"{path}: truncated or damaged model file (bad trailer)")
@@ -206,20 +215,13 @@ def read_header(path: str | os.PathLike) -> dict:
         When the file is missing, not a model file, of a newer format version, or its header is damaged.
     """
     path = Path(path)
-    try:
-        with open(path, "rb") as f:
-            prefix = f.read(_PREFIX.size)
-            if prefix.startswith(XZ_MAGIC):
-                compressed = True
-            else:
-                compressed = False
-                raw = f.read(_header_length(path, prefix))
-    except FileNotFoundError:
-        raise TD2048Error(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise TD2048Error(f"{path}: is a directory, not a model file") from None
-    except PermissionError:
-        raise TD2048Error(f"{path}: permission denied") from None
+    with _open_model(path) as f:
+        prefix = f.read(_PREFIX.size)
+        if prefix.startswith(XZ_MAGIC):
+            compressed = True
+        else:
+            compressed = False
+            raw = f.read(_header_length(path, prefix))
     if compressed:
         header = read_model(path)[0]
         header.pop("_accumulators", None)
