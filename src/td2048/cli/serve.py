@@ -18,7 +18,7 @@ PREPARING_NOTICE_SECONDS = 2.0  # longer than loading compiled kernels takes: th
 HELP = "serve a model: a JSON API and a web app to play with hints, watch it play and analyse positions"
 DESCRIPTION = f"""\
 Start an HTTP server (uvicorn) for a model and print its URL (the first run of a network on a machine
-compiles its search kernels first, about 15 s, and says so on stderr). The page at / plays 2048 (or 2584)
+compiles its search kernels first, and says so on stderr). The page at / plays 2048 (or 2584)
 with the keyboard or by swiping, with hints, lets the engine play live, analyses positions set by
 clicking, and replays record files. The JSON API (its OpenAPI schema at /openapi.json):
 POST /api/analyze and /api/move take {{"board": [16 tile values], "depth": N}} and answer as
