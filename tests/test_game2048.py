@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 from naive import UP, from_grid, move, slide_line, to_grid
 
 from td2048.games import bitboard as bb
+from td2048.games.bitboard import LOW_NIBBLES
 from td2048.games.game2048 import MAX_CODE, _py_spawn, py_move, row_table
 from td2048.games.rules import slide_row_left
 from td2048.network import Network, parse_network
@@ -85,7 +86,7 @@ def test_new_tiles_are_uniform_over_empty_cells_with_one_in_ten_fours():
     fours = 0
     n = 40000
     for _ in range(n):
-        after = int(_py_spawn(np.uint64(board), rng))
+        after = int(_py_spawn(np.uint64(board), rng, LOW_NIBBLES))
         diff = after ^ board
         cell = (diff.bit_length() - 1) // 4
         assert cell in empties and after & ~(0xF << (4 * cell)) == board

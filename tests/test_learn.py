@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from naive import from_grid, move, to_grid
 
-from td2048.games.bitboard import symmetric_boards
+from td2048.games.bitboard import LOW_NIBBLES, symmetric_boards
 from td2048.games.game2048 import _py_spawn
 from td2048.kernels.codegen import generate_source
 from td2048.kernels.params import learning_params
@@ -61,7 +61,7 @@ class ReferenceLearner:
         self.w[i] = np.float32(self.w[i] + u)
 
     def spawn(self, board):
-        return int(_py_spawn(np.uint64(board), self.rng))
+        return int(_py_spawn(np.uint64(board), self.rng, LOW_NIBBLES))
 
     @staticmethod
     def greedy(board, value_of):

@@ -29,7 +29,8 @@ register_when_imported()  # gymnasium.make("td2048/2048-v0"), gymnasium.make_vec
 # The public names load on first use (PEP 562): ``td2048 --help`` or a mistyped option then answers before
 # NumPy's and Numba's compiled modules are imported, in about a quarter of the time.
 _PUBLIC = {"load": "td2048.api", "save": "td2048.api", "Board": "td2048.games.board",
-           "TrainSettings": "td2048.settings", "train": "td2048.learn", "Network": "td2048.network",
+           "TrainSettings": "td2048.settings", "BoardShape": "td2048.games.shape", "train": "td2048.learn",
+           "Network": "td2048.network",
            "parse_network": "td2048.network", "Agent": "td2048.play", "Search": "td2048.settings",
            "evaluate": "td2048.play", "BlockStats": "td2048.stats", "TileGameEnv": "td2048.envs",
            "TileGameVectorEnv": "td2048.envs"}
@@ -47,5 +48,5 @@ def __dir__():
     return sorted(set(globals()) | set(_PUBLIC))
 
 
-__all__ = ["Agent", "Board", "BlockStats", "Network", "Search", "TD2048Error", "TileGameEnv", "TileGameVectorEnv",
-           "TrainSettings", "__version__", "evaluate", "load", "parse_network", "save", "train"]
+__all__ = ["Agent", "Board", "BlockStats", "BoardShape", "Network", "Search", "TD2048Error", "TileGameEnv",
+           "TileGameVectorEnv", "TrainSettings", "__version__", "evaluate", "load", "parse_network", "save", "train"]

@@ -7,6 +7,7 @@ import time
 import numpy as np
 
 from td2048.config import DEFAULT_BLOCK, DEFAULT_CLAMP_2584, DEFAULT_MEMORY_LIMIT, DEFAULT_TC_ALPHA
+from td2048.games.shape import BoardShape
 from td2048.io.model import load_model
 from td2048.learn import Learner
 from td2048.network import Network, parse_network
@@ -32,7 +33,8 @@ def benchmark(network: str = "4x6", seconds: float | None = 5.0, isomorphisms: i
               update: str = "backward", block: int = DEFAULT_BLOCK, memory_limit: int = DEFAULT_MEMORY_LIMIT,
               weights: str | None = None, threads: int = 1, game: str = "2048", clamp: int | None = None,
               cells: int | None = None, method: str = "afterstate", episodes: int | None = None,
-              tc: bool = False, merge_seconds: float | None = None, tc_records: bool = False) -> dict:
+              tc: bool = False, merge_seconds: float | None = None, tc_records: bool = False,
+              board: str = "4x4") -> dict:
     """Train for ``seconds``, then play (no updates) with the weights so trained for ``seconds``.
 
     With ``episodes``: train exactly that many episodes, then play as many: the same work as
@@ -57,7 +59,7 @@ def benchmark(network: str = "4x6", seconds: float | None = 5.0, isomorphisms: i
     else:
         if game == "2584" and clamp is None:
             clamp = DEFAULT_CLAMP_2584
-        spec = parse_network(network, isomorphisms, clamp)
+        spec = parse_network(network, isomorphisms, clamp, board=BoardShape.parse(board))
 
     alpha = DEFAULT_TC_ALPHA if tc else 0.1
     start = time.perf_counter()
@@ -86,6 +88,7 @@ def benchmark(network: str = "4x6", seconds: float | None = 5.0, isomorphisms: i
         "game": game,
         "cells": 5 if net.wide else 4,
         "network": spec.name,
+        "board": spec.board.name,
         "clamp": spec.clamp,
         "weights": weights,
         "isomorphisms": spec.isomorphisms,

@@ -151,7 +151,7 @@ def _replay(table, kinds, args, codes, starts, scores, max_codes, ranks, empties
                 violation[3], violation[4] = np.int64(board[0]), np.int64(board[1])
                 return placement
             if kinds[i] == SLIDE:
-                after, reward = wide_move(table, board, args[i])
+                after, reward = wide_move(table, board, args[i], 0)
                 if after == board:
                     violation[0], violation[1], violation[2] = ILLEGAL_SLIDE, e, k
                     violation[3], violation[4] = np.int64(board[0]), np.int64(board[1])
@@ -190,7 +190,7 @@ def _replay(table, kinds, args, codes, starts, scores, max_codes, ranks, empties
             violation[3], violation[4] = np.int64(board[0]), np.int64(board[1])
             return placement
         for d in range(4):
-            after, _ = wide_move(table, board, d)
+            after, _ = wide_move(table, board, d, 0)
             if after != board:
                 violation[0], violation[1], violation[2] = NOT_OVER, e, n - 1
                 violation[3], violation[4] = np.int64(board[0]), np.int64(board[1])

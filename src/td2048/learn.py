@@ -22,8 +22,6 @@ import numpy as np
 
 from td2048.config import DEFAULT_MEMORY_LIMIT
 from td2048.errors import TD2048Error
-from td2048.games.game2048 import row_table
-from td2048.games.wide import wide_row_table
 from td2048.kernels.merge import CHUNK_SHIFT, NO_TRACKING, dirty_size, merge_regions
 from td2048.kernels.params import FIRST_EPISODE, learning_params
 from td2048.kernels.records import RECORD, pack_records, unpack_records
@@ -119,7 +117,7 @@ class Learner:
         if rng_states is None:
             rng_states = thread_rng_states(seed, threads)
         self._rng_rows = thread_rng_rows(np.asarray(rng_states, dtype=np.uint64).reshape(threads, 4))
-        self._table = wide_row_table(network.game) if network.wide else row_table()
+        self._table = network.row_table()
         longest = WIDE_MAX_EPISODE_MOVES if network.wide else MAX_EPISODE_MOVES
         words = 2 if network.wide else 1  # a board is one uint64, or two on 5-bit cells
         self._paths_after = np.zeros((threads, longest, words), np.uint64)
@@ -369,7 +367,7 @@ class Learner:
         start = np.zeros((2, 2), np.uint64)
         start[:, 0] = self._handoff[thread, :, 0]
         counts = self._handoff_counts[thread].copy()
-        largest, _ = wide.finish_from(wide_row_table(self.network.game), weights, dirty, self.rng_states[thread],
+        largest, _ = wide.finish_from(self.network.row_table(wide=True), weights, dirty, self.rng_states[thread],
                                       mode_code, params, (path, path_steps), (start, counts))
         return int(counts[0]), int(counts[1]), int(largest)
 

@@ -224,6 +224,30 @@ class Network:
         """Bits a cell: 4, or 5 on wide boards."""
         return 5 if self.wide else 4
 
+    @property
+    def board(self):
+        """The board's shape (:class:`~td2048.games.shape.BoardShape`) the network plays on."""
+        return self.spec.board
+
+    def row_table(self, wide: bool | None = None) -> np.ndarray:
+        """The row table the kernels slide this network's boards with: its board's, of its game.
+
+        Parameters
+        ----------
+        wide : bool or None
+            For 5-bit cells; None: the network's own cells.
+
+        Returns
+        -------
+        numpy.ndarray
+            :func:`td2048.games.game2048.row_table` or :func:`td2048.games.wide.wide_row_table`.
+        """
+        from td2048.games.game2048 import row_table
+        from td2048.games.wide import wide_row_table
+
+        wide = self.wide if wide is None else wide
+        return wide_row_table(self.game, self.board) if wide else row_table(self.board)
+
     def kernels_for(self, tracked: bool = False, wide: bool | None = None, tc: bool = False, records: bool = False):
         """This network's compiled kernels (see :func:`td2048.kernels.kernels_for`).
 

@@ -27,8 +27,7 @@ import numpy as np
 from td2048.config import DEFAULT_MEMORY_LIMIT
 from td2048.errors import TD2048Error
 from td2048.games.board import Board
-from td2048.games.game2048 import MOVE_NAMES, row_table
-from td2048.games.wide import wide_row_table
+from td2048.games.game2048 import MOVE_NAMES
 from td2048.network import Network, aligned_zeros
 from td2048.rng import game_rng_states, seed_words, thread_rng_rows
 from td2048.settings import (
@@ -107,7 +106,7 @@ class Agent:
         self.seed = int(np.random.SeedSequence().entropy) if seed is None else seed
         self._seed_words = seed_words(self.seed)
         self._rng_rows = thread_rng_rows(np.zeros((threads, 4), np.uint64))  # each thread's game being played
-        self._table = wide_row_table(network.game) if network.wide else row_table()
+        self._table = network.row_table()
         self._rng_rows[0, :4] = game_rng_states(self._seed_words, 0, 1)[0]  # game 0 started (its table is empty)
 
     @property
@@ -278,7 +277,7 @@ class Agent:
         self._new_table(thread)
         start = np.zeros((2, 2), np.uint64)
         start[0, 0] = board[0]
-        largest, _ = self._finish(wide, wide_row_table(self.network.game), thread, start, counts)
+        largest, _ = self._finish(wide, self.network.row_table(wide=True), thread, start, counts)
         self._new_table(thread)
         return int(counts[0]), int(counts[1]), int(largest)
 
@@ -318,11 +317,11 @@ class Agent:
         board there)."""
         net = self.network
         if isinstance(board, tuple):
-            return net.wide_kernels(), wide_row_table(net.game), (np.uint64(board[0]), np.uint64(board[1]))
+            return net.wide_kernels(), net.row_table(wide=True), (np.uint64(board[0]), np.uint64(board[1]))
         narrow = np.uint64(board)
         if not net.wide and net.kernels.board_needs_wide(narrow):
             self._new_table(0)
-            return net.wide_kernels(), wide_row_table(net.game), (narrow, np.uint64(0))
+            return net.wide_kernels(), net.row_table(wide=True), (narrow, np.uint64(0))
         return net.kernels, self._table, narrow
 
     @property

@@ -37,7 +37,7 @@ from td2048.version import __version__
 
 # settings that define what is being trained: a resumed run keeps them
 FIXED_ON_RESUME = ("network", "isomorphisms", "seed", "init", "game", "clamp", "cells", "method", "stages",
-                   "optimistic")
+                   "optimistic", "board")
 
 
 def _rng_to_json(states: np.ndarray) -> list[list[str]]:
@@ -176,6 +176,7 @@ class TrainingRun:
         if settings.network is not None:
             check_same_network(settings.init, header, settings.spec())
         settings.network = network.spec.name
+        settings.board = network.spec.board.name
         settings.isomorphisms = network.spec.isomorphisms
         settings.clamp = network.spec.clamp
         return network

@@ -25,6 +25,7 @@ from td2048.config import (
     DEFAULT_TC_ALPHA,
 )
 from td2048.errors import TD2048Error
+from td2048.games.shape import BoardShape
 from td2048.games.tiles import GAMES, WIN_TILE, tile_code
 from td2048.network import Network
 from td2048.spec import METHODS, NetworkSpec, format_bytes, parse_network, parse_size, parse_stages
@@ -114,6 +115,8 @@ class TrainSettings:
         Ray workers that learn at once, each on ``threads`` threads (``td2048 train --ray``); 0: this process.
     sync_every : float
         With Ray workers: seconds of learning between their syncs.
+    board : str
+        The board, ``RxC`` (``3x3``; see :mod:`td2048.games.shape`); ``network`` names a preset or cells of it.
     """
 
     network: str = DEFAULT_NETWORK
@@ -147,6 +150,7 @@ class TrainSettings:
     restart_tile: int | None = None
     workers: int = 0
     sync_every: float = DEFAULT_SYNC_SECONDS
+    board: str = "4x4"
 
     def validate(self) -> None:
         """Check every setting (a 2584 run without a clamp gets the default clamp).
@@ -190,6 +194,7 @@ class TrainSettings:
             raise TD2048Error(f"--method must be one of {', '.join(METHODS)}, not {self.method!r}")
         if self.game not in GAMES:
             raise TD2048Error(f"--game must be one of {', '.join(GAMES)}, not {self.game!r}")
+        self.board = BoardShape.parse(self.board).name  # raises on a shape that is not supported
         if self.clamp is None and self.game == "2584":
             self.clamp = DEFAULT_CLAMP_2584
         if not (isinstance(self.optimistic, (int, float)) and math.isfinite(self.optimistic) and self.optimistic >= 0):
@@ -251,7 +256,8 @@ class TrainSettings:
         NetworkSpec
             Its tuples, isomorphisms, clamp and stages.
         """
-        return parse_network(self.network, self.isomorphisms, self.clamp, parse_stages(self.stages, self.game))
+        return parse_network(self.network, self.isomorphisms, self.clamp, parse_stages(self.stages, self.game),
+                             BoardShape.parse(self.board))
 
     def new_network(self) -> Network:
         """A network to train from scratch.

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from td2048.config import DEFAULT_MEMORY_LIMIT
 from td2048.errors import TD2048Error
+from td2048.games.shape import FULL, BoardShape
 from td2048.games.tiles import tile_code, tile_value
 
 MAX_TUPLE_CELLS = 8
@@ -52,6 +53,52 @@ PRESETS: dict[str, tuple[tuple[str, ...], int]] = {
     "7x6": (("012456", "456789", "012345", "234569", "01259a", "345678", "134567"), 8),
     "8x6": (("012456", "456789", "012345", "234569", "01259a", "345678", "134567", "01489a"), 8),
 }
+
+# Named networks of the other boards (cells numbered on the board itself, row by row), and why each:
+# see docs/concepts/boards.md. A 3x4 board numbers its cells as the 4x4 board's first three rows, so
+# 4x4's 4x6 fits it unchanged; a 4x3 board takes the transposed tuples.
+BOARD_PRESETS: dict[str, dict[str, tuple[tuple[str, ...], int]]] = {
+    # the whole board in one table (16**4 weights): a value for every position, nothing shared
+    "2x2": {"1x4": (("0123",), 8), "2x2": (("01", "23"), 8)},
+    # the whole board (16**6 weights, 64 MiB); or its two rows (lines of 3)
+    "2x3": {"1x6": (("012345",), 4), "2x3": (("012", "345"), 4)},
+    "3x2": {"1x6": (("012345",), 4), "3x2": (("01", "23", "45"), 4)},
+    # the two rows; or two 6-cell snakes (a row and a half): the shape a 2048 strategy keeps its tiles in
+    "2x4": {"2x4": (("0123", "4567"), 4), "2x6": (("012345", "123456"), 4)},
+    # two rows (and, by the symmetries, every pair of adjacent rows and columns), and a corner staircase
+    "3x3": {"2x6": (("012345", "012346"), 8), "3x3": (("012", "345", "678"), 8)},
+    # 4x4's networks on their first three rows (4x4's 4x6 tuples lie in them), with the rectangle's symmetries
+    "3x4": {"4x6": (PRESETS["4x6"][0], 4), "2x4": (("0123", "4567"), 4)},
+}
+
+
+def _transposed(tuples: tuple[str, ...], rows: int, cols: int) -> tuple[str, ...]:
+    """Tuples of a rows x cols board, moved to the transposed (cols x rows) board."""
+    return tuple("".join(f"{(i % cols) * rows + i // cols:x}" for i in (int(ch, 16) for ch in t)) for t in tuples)
+
+
+BOARD_PRESETS["4x3"] = {"4x6": (_transposed(PRESETS["4x6"][0], 3, 4), 4),
+                        "2x4": (_transposed(("0123", "4567"), 3, 4), 4)}
+BOARD_PRESETS["4x2"] = {"2x4": (_transposed(("0123", "4567"), 2, 4), 4),
+                        "2x6": (_transposed(("012345", "123456"), 2, 4), 4)}
+
+
+def default_network(board: BoardShape = FULL) -> str:
+    """The network a board trains when none is named: 4x6 on 4x4, else the board's first preset."""
+    from td2048.config import DEFAULT_NETWORK
+
+    return DEFAULT_NETWORK if board.full else next(iter(BOARD_PRESETS[board.name]))
+
+
+def preset_names() -> set[str]:
+    """Every preset's name, on any board."""
+    return set(PRESETS).union(*BOARD_PRESETS.values())
+
+
+def presets_of(board: BoardShape = FULL) -> dict[str, tuple[tuple[str, ...], int]]:
+    """The named networks of a board shape: cells in hex on the board's own numbering, default isomorphisms."""
+    return PRESETS if board.full else BOARD_PRESETS.get(board.name, {})
+
 
 # Where the tables sit in the flat weight array. A table of 16**n weights is a power of two in size, so
 # tables back to back all start at the same place of every cache's set period (L2: 128 KiB; within a
@@ -80,6 +127,8 @@ class NetworkSpec:
     stages : tuple of int
         Multistage: each threshold a set of tile codes as a mask (bit c: code c), rising; a board is in
         stage k when k thresholds are <= its scale (the OR of 1 << code over its cells); () is one stage.
+    board : BoardShape
+        The board the network plays on (4x4 by default); tuples name its cells, row by row.
 
     Raises
     ------
@@ -92,18 +141,27 @@ class NetworkSpec:
     name: str = ""
     clamp: int | None = None
     stages: tuple[int, ...] = ()
+    board: BoardShape = FULL
 
     def __post_init__(self):
-        validate_tuples(self.tuples)
+        validate_tuples(self.tuples, self.board)
         object.__setattr__(self, "stages", tuple(int(m) for m in self.stages))
         if any(m <= 1 for m in self.stages) or list(self.stages) != sorted(set(self.stages)):
             raise TD2048Error(f"stage thresholds must rise from one stage to the next, not {list(self.stages)}")
         if self.isomorphisms not in VALID_ISOMORPHISMS:
             raise TD2048Error(f"isomorphisms must be 1, 4 or 8, not {self.isomorphisms}")
+        if self.isomorphisms > self.board.n_symmetries:
+            raise TD2048Error(f"a {self.board} board has {self.board.n_symmetries} symmetries (identity, the half "
+                              f"turn, mirror and flip): isomorphisms must be 1 or 4, not {self.isomorphisms}")
         if self.clamp is not None and not 1 <= self.clamp <= MAX_CLAMP:
             raise TD2048Error(f"--clamp must be in 1..{MAX_CLAMP}, not {self.clamp}")
         if not self.name:
-            object.__setattr__(self, "name", _name_of(self.tuples, self.isomorphisms))
+            object.__setattr__(self, "name", _name_of(self.tuples, self.isomorphisms, self.board))
+
+    @property
+    def frame_tuples(self) -> tuple[tuple[int, ...], ...]:
+        """The tuples on the cells of the 4x4 frame the board sits in (the kernels' cells)."""
+        return tuple(tuple(self.board.frame_cell(c) for c in t) for t in self.tuples)
 
     @property
     def values_per_cell(self) -> int:
@@ -212,8 +270,9 @@ class NetworkSpec:
         clamp = f", codes clamped at {self.clamp}" if self.clamp is not None else ""
         stages = f", {self.n_stages} stages (from {', '.join(stage_text(m, game) for m in self.stages)})" \
             if self.stages else ""
-        return f"{self.name}: {len(self.tuples)} tuples ({cells}), {self.isomorphisms} isomorphisms{clamp}{stages}, " \
-               f"{format_bytes(self.nbytes)} of weights"
+        board = "" if self.board.full else f"{self.board} board, "
+        return f"{self.name}: {board}{len(self.tuples)} tuples ({cells}), {self.isomorphisms} isomorphisms{clamp}" \
+               f"{stages}, {format_bytes(self.nbytes)} of weights"
 
     def check_memory(self, limit: int = DEFAULT_MEMORY_LIMIT) -> None:
         """Refuse a network whose weights need more than ``limit`` bytes.
@@ -235,11 +294,14 @@ class NetworkSpec:
             )
 
     def to_dict(self) -> dict:
-        """The spec as JSON: name, hex tuples, isomorphisms, clamp, and stages when there are any."""
+        """The spec as JSON: name, hex tuples, isomorphisms, clamp, stages when there are any, and the board
+        when it is not 4x4 (files without one are 4x4)."""
         out = {"name": self.name, "tuples": [tuple_to_hex(t) for t in self.tuples],
                "isomorphisms": self.isomorphisms, "clamp": self.clamp}
         if self.stages:
             out["stages"] = list(self.stages)
+        if not self.board.full:
+            out["board"] = self.board.name
         return out
 
 
@@ -302,10 +364,10 @@ def parse_stages(text: str | None, game: str = "2048") -> tuple[int, ...]:
     return tuple(masks)
 
 
-def _name_of(tuples, isomorphisms: int) -> str:
+def _name_of(tuples, isomorphisms: int, board: BoardShape = FULL) -> str:
     """The preset's name when the tuples are a preset's (``4x6``, ``4x6/iso4``), else the hex tuples."""
     hexes = tuple(tuple_to_hex(t) for t in tuples)
-    for name, (cells, default_iso) in PRESETS.items():
+    for name, (cells, default_iso) in presets_of(board).items():
         if cells == hexes:
             return name if isomorphisms == default_iso else f"{name}/iso{isomorphisms}"
     return ",".join(hexes)
@@ -316,21 +378,24 @@ def tuple_to_hex(cells) -> str:
     return "".join(f"{c:x}" for c in cells)
 
 
-def validate_tuples(tuples) -> None:
-    """Check that tuples make a network.
+def validate_tuples(tuples, board: BoardShape = FULL) -> None:
+    """Check that tuples make a network on a board.
 
     Parameters
     ----------
     tuples : sequence of sequence of int
         Each tuple's cells.
+    board : BoardShape
+        The board whose cells the tuples name (4x4: 0..15).
 
     Raises
     ------
     TD2048Error
-        No tuple, an empty or too long tuple, a cell outside 0..15, or a cell twice in a tuple.
+        No tuple, an empty or too long tuple, a cell off the board, or a cell twice in a tuple.
     """
     if len(tuples) == 0:
         raise TD2048Error("a network needs at least one tuple")
+    n = board.n_cells
     for t in tuples:
         shown = "".join(f"{c:x}" if 0 <= c < 16 else f"<{c}>" for c in t)
         if len(t) == 0:
@@ -338,14 +403,15 @@ def validate_tuples(tuples) -> None:
         if len(t) > MAX_TUPLE_CELLS:
             raise TD2048Error(f"tuple {shown} has {len(t)} cells; at most {MAX_TUPLE_CELLS}")
         for c in t:
-            if not 0 <= c < 16:
-                raise TD2048Error(f"tuple {shown}: cell {c} is outside 0..f")
+            if not 0 <= c < n:
+                where = "" if board.full else f"the {board} board's cells "
+                raise TD2048Error(f"tuple {shown}: cell {c} is outside {where}0..{n - 1:x}")
         if len(set(t)) != len(t):
             raise TD2048Error(f"tuple {shown} repeats a cell")
 
 
 def parse_network(text: str, isomorphisms: int | None = None, clamp: int | None = None,
-                  stages: tuple[int, ...] = ()) -> NetworkSpec:
+                  stages: tuple[int, ...] = (), board: BoardShape = FULL) -> NetworkSpec:
     """A network spec from a preset name or hex tuples.
 
     Parameters
@@ -358,6 +424,8 @@ def parse_network(text: str, isomorphisms: int | None = None, clamp: int | None 
         The largest feature code (see :class:`NetworkSpec`); None: no clamp.
     stages : tuple of int
         Stage thresholds, as :func:`parse_stages` returns them.
+    board : BoardShape
+        The board the tuples name cells of, and whose presets are looked up (4x4 by default).
 
     Returns
     -------
@@ -370,24 +438,27 @@ def parse_network(text: str, isomorphisms: int | None = None, clamp: int | None 
         On text that is neither a preset nor hex tuples, or a spec that makes no network.
     """
     text = text.strip()
-    if text in PRESETS:
-        cells, default_iso = PRESETS[text]
+    presets = presets_of(board)
+    if text in presets:
+        cells, default_iso = presets[text]
         tuples = tuple(tuple(int(ch, 16) for ch in t) for t in cells)
         iso = default_iso if isomorphisms is None else isomorphisms
         name = text if iso == default_iso else f"{text}/iso{iso}"
-        return NetworkSpec(tuples, iso, name, clamp, stages)
+        return NetworkSpec(tuples, iso, name, clamp, stages, board)
     parts = [p.strip() for p in text.split(",")]
     if not text or any(p == "" for p in parts):
-        raise TD2048Error(f"bad network {text!r}: empty tuple (expected a preset such as 4x6 or hex tuples "
-                          "such as 012345,456789)")
+        raise TD2048Error(f"bad network {text!r}: empty tuple (expected a preset such as {next(iter(presets))} or "
+                          "hex tuples such as 012345,456789)")
     tuples = []
     for p in parts:
         if not re.fullmatch(r"[0-9a-fA-F]+", p):
-            presets = ", ".join(PRESETS)
-            raise TD2048Error(f"bad network {text!r}: {p!r} is not a tuple of hex cells 0..f "
-                              f"(or a preset: {presets})")
+            where = "" if board.full else f" of the {board} board"
+            raise TD2048Error(f"bad network {text!r}: {p!r} is not a tuple of hex cells 0..{board.n_cells - 1:x} "
+                              f"(or a preset{where}: {', '.join(presets)})")
         tuples.append(tuple(int(ch, 16) for ch in p))
-    return NetworkSpec(tuple(tuples), 8 if isomorphisms is None else isomorphisms, clamp=clamp, stages=stages)
+    default_iso = 8 if board.square else 4
+    return NetworkSpec(tuple(tuples), default_iso if isomorphisms is None else isomorphisms, clamp=clamp,
+                       stages=stages, board=board)
 
 
 _SIZE_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from td2048.cli.options import add_search_arguments
+from td2048.cli.options import add_search_arguments, require_4x4
 from td2048.errors import TD2048Error
 from td2048.io.model import load_model
 from td2048.models import model_or_shipped
@@ -40,6 +40,7 @@ def format_grid(tiles: list[int]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     network, _ = load_model(model_or_shipped(args.model))
+    require_4x4(network, "td2048 analyze reads positions, for now,")
     search = parse_search(args.depth, args.tt_size if args.tt_size is not None else 0, args.limit, args.downgrade,
                           network.game)
     from td2048.play import Agent, parse_board  # the options are good: now the compiled code

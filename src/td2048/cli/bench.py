@@ -6,13 +6,16 @@ import argparse
 import json
 
 from td2048.cli.options import (
+    add_board_argument,
     add_game_argument,
     add_network_arguments,
     nonnegative_int_arg,
     positive_float_arg,
     positive_int_arg,
 )
+from td2048.games.shape import BoardShape
 from td2048.network import METHODS
+from td2048.spec import default_network
 
 HELP = "measure training and testing speed (moves/s)"
 DESCRIPTION = """\
@@ -25,7 +28,8 @@ compiled (or loaded from Numba's cache) before timing; compile_s says how long t
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_game_argument(p)
-    add_network_arguments(p)
+    add_board_argument(p)
+    add_network_arguments(p, default=None)
     p.add_argument("--seconds", type=positive_float_arg, default=5.0, help="seconds for each measure (default 5)")
     p.add_argument("--episodes", type=positive_int_arg, default=None,
                    help="train exactly this many episodes, then test as many (instead of --seconds)")
@@ -50,17 +54,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from td2048.bench import benchmark
 
-    result = benchmark(args.network, args.seconds, isomorphisms=args.isomorphisms, seed=args.seed,
+    network = args.network or default_network(BoardShape.parse(args.board))
+    result = benchmark(network, args.seconds, isomorphisms=args.isomorphisms, seed=args.seed,
                        update=args.update, memory_limit=args.memory_limit,
                        weights=args.weights, threads=args.threads, game=args.game, clamp=args.clamp,
                        cells=args.cells, method=args.method, episodes=args.episodes, tc=args.tc,
-                       merge_seconds=args.merge_every, tc_records=args.tc_records)
+                       merge_seconds=args.merge_every, tc_records=args.tc_records, board=args.board)
     if args.json:
         print(json.dumps(result))
     else:
         start = f"from {result['weights']}" if result["weights"] else "from zero weights"
         copies = "" if args.merge_every is None or args.tc else f" on copies merged every {args.merge_every:g} s"
-        print(f"{result['game']}, network {result['network']} ({result['isomorphisms']} isomorphisms), "
+        board = "" if result["board"] == "4x4" else f"{result['board']} board, "
+        print(f"{result['game']}, {board}network {result['network']} ({result['isomorphisms']} isomorphisms), "
               f"{result['method']} values, {result['update']} updates{' with TC' if result['tc'] else ''}"
               f"{' on records' if result['tc_records'] else ''}, "
               f"{result['threads']} thread(s){copies}, {start}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from td2048.cli.options import require_4x4
 from td2048.errors import TD2048Error
 from td2048.io.demo import read_demo_weights, write_demo_weights
 from td2048.io.model import EXTENSION, load_model, save_model
@@ -52,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
         save_model(args.output, network, training={**header.get("training", {}), "playing_copy_of": str(args.input)})
     elif src == EXTENSION and dst in WRITERS:
         network, _ = load_model(args.input)
+        require_4x4(network, f"{dst} files (the course demo's and TDL2048+'s weights) hold networks")
         WRITERS[dst](args.output, network)
     else:
         raise TD2048Error(f"cannot tell the direction from {args.input.name} -> {args.output.name}: "

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from td2048.cli.options import add_search_arguments, nonnegative_int_arg, positive_int_arg
+from td2048.cli.options import add_search_arguments, nonnegative_int_arg, positive_int_arg, require_4x4
 from td2048.cli.progress import Progress, format_duration
 from td2048.config import DEFAULT_SHARD_SIZE
 from td2048.errors import TD2048Error
@@ -57,6 +57,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     network, header = load_model(args.model, game=args.game)
+    if args.record is not None:
+        require_4x4(network, "--record writes the course's record files, which hold games")
     search = parse_search(args.depth, args.tt_size, args.limit, args.downgrade, network.game)
     from td2048.io.records import parse_names, record_games  # the options are good: now the compiled code
     from td2048.play import Agent

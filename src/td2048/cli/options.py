@@ -6,11 +6,14 @@ import argparse
 
 from td2048.config import DEFAULT_NETWORK
 from td2048.errors import TD2048Error
+from td2048.games.shape import BoardShape
 from td2048.network import PRESETS, parse_network, parse_size
 from td2048.settings import DEFAULT_TT_SIZE, MAX_DEPTH, MERGE_OFF, merge_off
+from td2048.spec import preset_names
 
-NETWORK_HELP = (f"preset ({', '.join(PRESETS)}) or hex tuples separated by commas, "
-                "e.g. 012345,456789 (cells 0..f, row-major, 0 top-left)")
+NETWORK_HELP = (f"preset ({', '.join(PRESETS)} on 4x4; other boards have their own: see the Boards page) or hex "
+                "tuples separated by commas, e.g. 012345,456789 (the board's cells, row-major, 0 top-left)")
+BOARD_HELP = "the board: R rows by C columns, from 2x2 up to 4x4 (2x3, 3x3, 2x4, 3x4, ...) (default 4x4)"
 
 
 def _typed(convert, what):
@@ -58,11 +61,18 @@ def merge_seconds(text: str) -> float | str:
 
 
 def network_text(text: str) -> str:
-    parse_network(text)  # validate early, with the preset's default isomorphisms
+    if text.strip() not in preset_names():  # a board's preset is checked with the board
+        parse_network(text)  # validate early, with the preset's default isomorphisms
     return text
 
 
+def board_text(text: str) -> str:
+    """--board: ``RxC`` (``3x3``), checked, as its canonical name."""
+    return BoardShape.parse(text).name
+
+
 network_arg = _typed(network_text, "network")
+board_arg = _typed(board_text, "board")
 size_arg = _typed(parse_size, "size")
 positive_int_arg = _typed(positive_int, "count")
 nonnegative_int_arg = _typed(nonnegative_int, "integer")
@@ -83,6 +93,17 @@ def add_network_arguments(parser: argparse.ArgumentParser, default: str | None =
                              "for 2048, K = 21 for 2584)")
     parser.add_argument("--memory-limit", type=size_arg, default="2GiB",
                         help="largest weight size allowed, e.g. 512MB or 4GiB (default 2GiB, the course's limit)")
+
+
+def require_4x4(network, what: str) -> None:
+    """Refuse, in one line, a model of another board for what only 4x4 has (the course's files, ...)."""
+    if not network.board.full:
+        raise TD2048Error(f"{what} only on the 4x4 board: this model plays the {network.board} board")
+
+
+def add_board_argument(parser: argparse.ArgumentParser, default: str | None = "4x4") -> None:
+    """--board RxC: the board a new network plays on."""
+    parser.add_argument("--board", type=board_arg, default=default, metavar="RxC", help=BOARD_HELP)
 
 
 def add_game_argument(parser: argparse.ArgumentParser, default: str | None = "2048") -> None:

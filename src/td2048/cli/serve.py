@@ -8,7 +8,7 @@ import sys
 import threading
 import time
 
-from td2048.cli.options import nonnegative_int_arg, positive_float_arg, positive_int_arg
+from td2048.cli.options import nonnegative_int_arg, positive_float_arg, positive_int_arg, require_4x4
 from td2048.errors import TD2048Error
 from td2048.server import DEFAULT_MAX_AGE, DEFAULT_MAX_GAMES, DEFAULT_QUEUE
 from td2048.settings import MAX_DEPTH
@@ -91,6 +91,7 @@ def run(args: argparse.Namespace) -> int:
 
     path = model_or_shipped(args.model)
     network, header = load_model(path)
+    require_4x4(network, "td2048 serve plays, for now,")
     engine = Engine(network, header, path, args.depth, args.max_depth, args.threads or default_threads(),
                     args.queue)
     store = GameStore(network, args.max_games, args.max_age)

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from td2048.cli.options import (
+    add_board_argument,
     add_game_argument,
     add_network_arguments,
     merge_seconds_arg,
@@ -28,10 +29,11 @@ from td2048.config import (
     DEFAULT_SYNC_SECONDS,
 )
 from td2048.errors import TD2048Error
+from td2048.games.shape import BoardShape
 from td2048.games.tiles import WIN_TILE
 from td2048.io.model import read_model
 from td2048.settings import MERGE_OFF, TrainSettings
-from td2048.spec import METHODS
+from td2048.spec import METHODS, default_network
 from td2048.version import __version__
 
 HELP = "train an n-tuple network by TD learning (afterstate or state values)"
@@ -77,6 +79,7 @@ This process logs the blocks and writes the snapshots and the model; --resume wo
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_game_argument(p, default=None)
+    add_board_argument(p, default=None)
     add_network_arguments(p, default=None)
     p.add_argument("--episodes", type=positive_int_arg, default=None,
                    help=f"episodes to train in all, counting those already done when resuming "
@@ -173,7 +176,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 _SETTING_OPTIONS = ("game", "cells", "network", "isomorphisms", "clamp", "episodes", "alpha", "update", "seed", "block",
                     "threads", "snapshot_every", "memory_limit", "init", "lam", "nstep", "alpha_schedule",
                     "explore", "method", "merge_every", "optimistic", "stages", "promote", "tc_from", "tc_alpha",
-                    "tc_start_rate", "tc_records", "restarts", "restart_tile", "sync_every")
+                    "tc_start_rate", "tc_records", "restarts", "restart_tile", "sync_every", "board")
 
 
 class _Output:
@@ -214,6 +217,8 @@ def _new_settings(given: dict) -> TrainSettings:
         header = read_model(given["init"])[0]
         given.setdefault("game", header.get("game", "2048"))
         given.setdefault("method", header.get("method", "afterstate"))
+    if "network" not in given and "init" not in given:  # each board has its own default network
+        given["network"] = default_network(BoardShape.parse(given.get("board", "4x4")))
     settings = TrainSettings(**given)
     if settings.init is not None and "network" not in given:
         settings.network = None  # taken from the model

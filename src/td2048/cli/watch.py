@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from td2048.cli.options import add_search_arguments, nonnegative_float_arg, nonnegative_int_arg
+from td2048.cli.options import add_search_arguments, nonnegative_float_arg, nonnegative_int_arg, require_4x4
 from td2048.games.tiles import tile_value
 from td2048.io.model import load_model
 from td2048.models import model_or_shipped
@@ -99,6 +99,7 @@ class Game:
 def run(args: argparse.Namespace) -> int:
     args.model = model_or_shipped(args.model)
     network, _ = load_model(args.model)
+    require_4x4(network, "td2048 watch plays, for now,")
     search = parse_search(args.depth, args.tt_size, args.limit, args.downgrade, network.game)
     from td2048.cli.terminal import Keys, board_codes, board_text  # the options are good: now the compiled code
     from td2048.play import Agent

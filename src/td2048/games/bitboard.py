@@ -95,13 +95,18 @@ def empty_mask(x):
 
 
 @njit(inline="always")
-def count_empty(x):
-    """Number of empty cells (0..16)."""
-    m = empty_mask(x)
+def count_flags(m):
+    """Number of cells flagged in a mask of bit 4 i per cell (0..16)."""
     if m == LOW_NIBBLES:
         return 16
     # summing the 16 flag bits into the top nibble with one multiplication
     return np.int64((m * LOW_NIBBLES) >> _U60)
+
+
+@njit(inline="always")
+def count_empty(x):
+    """Number of empty cells of the 4x4 frame (0..16)."""
+    return count_flags(empty_mask(x))
 
 
 @njit(inline="always")

@@ -57,24 +57,28 @@ def slide_row_left(codes, max_code, rule=GAME_2048):
 
 
 @njit
-def build_row_table(row_bits, max_code, rule):
+def build_row_table(row_bits, max_code, rule, length=4):
     """``uint32[4, 2**row_bits]``: left result, right result, left reward, right reward of every row.
 
     A row packs 4 cells: cell k's low 4 bits at bit 4 k and, in 20-bit rows (5-bit cells), its
-    bit 4 at bit 16 + k; a 16-bit row is the same with that bit always 0.
+    bit 4 at bit 16 + k; a 16-bit row is the same with that bit always 0. ``length``: the board's
+    line has that many cells (a 3-column board's rows, a 3-row board's columns); tiles slide and
+    merge within them, and the cells past them (always empty on the board) stay as they are.
     """
     table = np.zeros((4, 1 << row_bits), np.uint32)
     codes = np.zeros(4, np.int64)
     for row in range(1 << row_bits):
         for k in range(4):
             codes[k] = ((row >> (4 * k)) & 0xF) | (((row >> (16 + k)) & 1) << 4)
-        left, left_reward = slide_row_left(codes, max_code, rule)
-        right_reversed, right_reward = slide_row_left(codes[::-1].copy(), max_code, rule)
+        line = codes.copy()
+        line[length:] = 0
+        left, left_reward = slide_row_left(line, max_code, rule)
+        right_reversed, right_reward = slide_row_left(line[length - 1::-1].copy(), max_code, rule)
         packed_left = 0
         packed_right = 0
         for k in range(4):
-            a = left[k]
-            b = right_reversed[3 - k]
+            a = left[k] if k < length else codes[k]
+            b = right_reversed[length - 1 - k] if k < length else codes[k]
             packed_left |= ((a & 0xF) << (4 * k)) | ((a >> 4) << (16 + k))
             packed_right |= ((b & 0xF) << (4 * k)) | ((b >> 4) << (16 + k))
         table[0, row] = packed_left

@@ -14,6 +14,8 @@ The symmetries act on both words (``hi`` with the 16-bit versions of transpose, 
 flip). A row is 20 bits (16 from ``lo``, 4 from ``hi``) and slides through tables of 2**20
 entries, built, as the 4-bit tables are, from :func:`td2048.games.rules.slide_row_left`.
 New tiles are codes 1 and 2 (p = 0.9 / 0.1) in both games, on a uniformly random empty cell.
+Other board shapes sit in the frame's corner as in :mod:`td2048.games.game2048`: the table of a
+shape whose rows and columns differ has 4 more rows for its columns (``vertical`` = 4).
 """
 
 import functools
@@ -23,6 +25,7 @@ import numpy as np
 from td2048.config import njit
 from td2048.games.bitboard import NIBBLE, U64, empty_mask, flip, mirror, transpose
 from td2048.games.rules import build_row_table
+from td2048.games.shape import FULL, BoardShape
 from td2048.games.tiles import GAMES
 from td2048.rng import below, uniform
 
@@ -117,15 +120,23 @@ def wide_empty_mask(b):
 
 
 @functools.cache
-def wide_row_table(game: str) -> np.ndarray:
-    """``uint32[4, 2**20]``: left result, right result, left reward, right reward of every 20-bit row."""
-    table = build_row_table(_ROW_BITS, MAX_WIDE_CODE, GAMES[game])
+def wide_row_table(game: str, shape: BoardShape = FULL) -> np.ndarray:
+    """``uint32[4, 2**20]``: left result, right result, left reward, right reward of every 20-bit row
+    of the shape's width; for a shape whose rows and columns differ, 4 more rows for its columns."""
+    table = build_row_table(_ROW_BITS, MAX_WIDE_CODE, GAMES[game], shape.cols)
+    if not shape.square:
+        table = np.concatenate([table, build_row_table(_ROW_BITS, MAX_WIDE_CODE, GAMES[game], shape.rows)])
     table.setflags(write=False)
     return table
 
 
+def wide_vertical_offset(shape: BoardShape) -> int:
+    """The first row of the columns' table in :func:`wide_row_table`: 0 on a square board."""
+    return 0 if shape.square else 4
+
+
 @njit(inline="always")
-def _slide_rows(table, b, side):
+def _slide_rows(table, b, side, start):
     lo = b[0]
     hi = b[1]
     out_lo = _U0
@@ -133,29 +144,32 @@ def _slide_rows(table, b, side):
     reward = 0
     for r in range(4):
         row = np.int64(((lo >> U64(16 * r)) & _MFFFF) | (((hi >> U64(4 * r)) & _U15) << _U16))
-        result = U64(table[side, row])
+        result = U64(table[start + side, row])
         out_lo |= (result & _MFFFF) << U64(16 * r)
         out_hi |= (result >> _U16) << U64(4 * r)
-        reward += np.int64(table[side + 2, row])
+        reward += np.int64(table[start + side + 2, row])
     return (out_lo, out_hi), reward
 
 
 @njit(inline="always")
-def wide_move(table, b, direction):
-    """Afterstate and reward of a slide; illegal if the afterstate equals the board."""
+def wide_move(table, b, direction, vertical):
+    """Afterstate and reward of a slide; illegal if the afterstate equals the board.
+
+    ``vertical``: the first row of the columns' table (0 on a square board)."""
     if direction == LEFT:
-        return _slide_rows(table, b, _LEFT)
+        return _slide_rows(table, b, _LEFT, 0)
     if direction == RIGHT:
-        return _slide_rows(table, b, _RIGHT)
+        return _slide_rows(table, b, _RIGHT, 0)
     t = wide_transpose(b)
-    after, reward = _slide_rows(table, t, _LEFT if direction == UP else _RIGHT)
+    after, reward = _slide_rows(table, t, _LEFT if direction == UP else _RIGHT, vertical)
     return wide_transpose(after), reward
 
 
 @njit(inline="always")
-def wide_spawn_tile(b, rng):
-    """Code 1 (p = 0.9) or 2 (p = 0.1) on a uniformly random empty cell; cell first, then tile."""
-    m = wide_empty_mask(b)
+def wide_spawn_tile(b, rng, cells):
+    """Code 1 (p = 0.9) or 2 (p = 0.1) on a uniformly random empty cell of ``cells`` (bit 4 i for each
+    cell of the board); cell first, then tile."""
+    m = wide_empty_mask(b) & cells
     n = 0
     for i in range(16):
         n += np.int64((m >> U64(4 * i)) & _U1)
@@ -172,8 +186,8 @@ def wide_spawn_tile(b, rng):
 
 
 @njit(inline="always")
-def wide_new_game(rng):
-    return wide_spawn_tile(wide_spawn_tile((_U0, _U0), rng), rng)
+def wide_new_game(rng, cells):
+    return wide_spawn_tile(wide_spawn_tile((_U0, _U0), rng, cells), rng, cells)
 
 
 # Python-facing helpers (tests, tools)
@@ -189,14 +203,15 @@ def wide_to_codes(b) -> list[int]:
     return [((lo >> (4 * i)) & 0xF) | (((hi >> i) & 1) << 4) for i in range(16)]
 
 
-def py_wide_move(game: str, b, direction: int):
-    after, reward = _py_wide_move(wide_row_table(game), (U64(b[0]), U64(b[1])), direction)
+def py_wide_move(game: str, b, direction: int, shape: BoardShape = FULL):
+    after, reward = _py_wide_move(wide_row_table(game, shape), (U64(b[0]), U64(b[1])), direction,
+                                  wide_vertical_offset(shape))
     return (int(after[0]), int(after[1])), int(reward)
 
 
 @njit
-def _py_wide_move(table, b, direction):
-    return wide_move(table, b, direction)
+def _py_wide_move(table, b, direction, vertical):
+    return wide_move(table, b, direction, vertical)
 
 
 def py_wide_symmetries(b):
@@ -212,11 +227,11 @@ def _py_wide_symmetries(b):
     return (b, wide_transpose(f), mf, wide_transpose(m), m, f, wide_transpose(b), wide_transpose(mf))
 
 
-def py_wide_spawn(b, rng_state):
-    out = _py_wide_spawn((U64(b[0]), U64(b[1])), rng_state)
+def py_wide_spawn(b, rng_state, shape: BoardShape = FULL):
+    out = _py_wide_spawn((U64(b[0]), U64(b[1])), rng_state, U64(shape.cells_mask))
     return (int(out[0]), int(out[1]))
 
 
 @njit
-def _py_wide_spawn(b, rng):
-    return wide_spawn_tile(b, rng)
+def _py_wide_spawn(b, rng, cells):
+    return wide_spawn_tile(b, rng, cells)

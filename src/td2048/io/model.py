@@ -53,6 +53,7 @@ from pathlib import Path
 import numpy as np
 
 from td2048.errors import TD2048Error
+from td2048.games.shape import BoardShape
 from td2048.io.atomic import atomic_open
 from td2048.network import Network, NetworkSpec, aligned_bytes, aligned_zeros, tuple_to_hex
 from td2048.version import __version__
@@ -250,7 +251,7 @@ def load_model(path: str | os.PathLike, game: str | None = None, memory_limit: i
         clamp = net.get("clamp")
         spec = NetworkSpec(tuple(tuple(int(c, 16) for c in t) for t in net["tuples"]), int(net["isomorphisms"]),
                            net.get("name", ""), None if clamp is None else int(clamp),
-                           tuple(int(m) for m in net.get("stages", ())))
+                           tuple(int(m) for m in net.get("stages", ())), BoardShape.parse(net.get("board", "4x4")))
     except (KeyError, ValueError, TypeError, TD2048Error) as e:
         raise TD2048Error(f"{path}: damaged network definition ({e})") from None
     accumulators = header.pop("_accumulators", None)
@@ -286,6 +287,8 @@ def _staggered(spec: NetworkSpec, flat: np.ndarray, per_weight: int) -> np.ndarr
 def check_same_network(path, header: dict, spec: NetworkSpec) -> None:
     """Refuse to use a model with another network than the one asked for."""
     theirs = header["network"]
+    if theirs.get("board", "4x4") != spec.board.name:
+        raise TD2048Error(f"{path}: a model of the {theirs.get('board', '4x4')} board, not {spec.board}")
     if theirs["tuples"] != [tuple_to_hex(t) for t in spec.tuples] or theirs["isomorphisms"] != spec.isomorphisms \
             or theirs.get("clamp") != spec.clamp or list(theirs.get("stages", [])) != list(spec.stages):
         clamp = f", clamp {theirs.get('clamp')}" if theirs.get("clamp") is not None else ""

@@ -86,11 +86,9 @@ def record_lines(agent: Agent, names: tuple[str, str], scores: np.ndarray, max_c
 
 
 def _greedy_episode(agent: Agent, longest: int):
-    from td2048.games.game2048 import row_table
-    from td2048.games.wide import wide_row_table
 
     network = agent.network
-    table = wide_row_table(network.game) if network.wide else row_table()
+    table = network.row_table()
     actions = np.zeros((2 * longest + 4, 4), np.int64)
     handoff = np.zeros((2, 2 if network.wide else 1), np.uint64)
     n, score, largest, handed = network.kernels.record_episode(table, network.weights, agent.rng_state, actions,
@@ -101,7 +99,7 @@ def _greedy_episode(agent: Agent, longest: int):
         start = np.zeros((2, 2), np.uint64)
         start[0, 0] = handoff[0, 0]
         n, score, largest = network.wide_kernels().record_finish(
-            wide_row_table(network.game), network.weights, agent.rng_state, wide_actions, n, start, score)
+            network.row_table(wide=True), network.weights, agent.rng_state, wide_actions, n, start, score)
         actions = wide_actions
     return actions, n, score, largest
 

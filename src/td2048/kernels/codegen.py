@@ -12,7 +12,9 @@ import hashlib
 import re
 from pathlib import Path
 
-from td2048.games.bitboard import symmetric_boards
+from td2048.games.game2048 import vertical_offset
+from td2048.games.shape import FULL, BoardShape
+from td2048.games.wide import wide_vertical_offset
 from td2048.kernels.params import POSITIONS
 from td2048.kernels.records import RECORD
 from td2048.spec import NetworkSpec, tuple_runs
@@ -48,6 +50,26 @@ _SEARCH_MARKER = "# ---- search kernels (shared by every network) ----"
 
 # the symmetric boards, in the order of td2048.games.bitboard.symmetric_boards
 _SYMMETRY_EXPRESSIONS = ("b", "transpose(f)", "mf", "transpose(m)", "m", "f", "transpose(b)", "transpose(mf)")
+_RECTANGLE_EXPRESSIONS = ("b", "mf", "m", "f")  # identity, half turn, mirror, flip
+
+
+def symmetry_expressions(board: BoardShape) -> tuple[str, ...]:
+    """The symmetric boards of ``b`` in the order of ``board.symmetries``, from ``m``, ``f``, ``mf``
+    (:func:`symmetry_setup`)."""
+    return _SYMMETRY_EXPRESSIONS if board.square else _RECTANGLE_EXPRESSIONS
+
+
+def symmetry_setup(board: BoardShape) -> list[str]:
+    """Lines that make ``m``, ``f`` and ``mf``: b mirrored, flipped, and both, on the board's own cells.
+
+    The frame's mirror and flip move a smaller board out of the top-left corner; shifting it back
+    (``cells_down``) by the missing columns or rows makes them the board's own."""
+    def down(expr: str, cells: int) -> str:
+        return expr if cells == 0 else f"cells_down({expr}, {cells})"
+
+    columns, rows = 4 - board.cols, 4 - board.rows
+    return [f"    m = {down('mirror(b)', columns)}", f"    f = {down('flip(b)', 4 * rows)}",
+            f"    mf = {down('mirror(f)', columns)}"]
 
 
 def index_expression(cells, offset: int, board: str = "x") -> str:
@@ -81,13 +103,13 @@ def index_code(spec: NetworkSpec, wide: bool) -> tuple[list[str], list[str]]:
     """
     if not wide and spec.clamp is None:
         offsets = spec.table_offsets
-        return ["    lo = x"], [index_expression(c, o, "lo") for c, o in zip(spec.tuples, offsets, strict=True)]
+        return ["    lo = x"], [index_expression(c, o, "lo") for c, o in zip(spec.frame_tuples, offsets, strict=True)]
     top = spec.values_per_cell - 1  # K: 15 for unclamped 16**n tables on wide boards
     lines = ["    lo = x[0]", "    hi = x[1]"] if wide else ["    lo = x"]
-    for cell in sorted({c for t in spec.tuples for c in t}):
+    for cell in sorted({c for t in spec.frame_tuples for c in t}):
         lines.append(f"    k{cell} = min({_cell_code(cell, wide)}, U64({top}))")
     indices = []
-    for cells, offset in zip(spec.tuples, spec.table_offsets, strict=True):
+    for cells, offset in zip(spec.frame_tuples, spec.table_offsets, strict=True):
         terms = [f"k{c}" if i == 0 else f"k{c} * U64({spec.values_per_cell ** i})" for i, c in enumerate(cells)]
         indices.append(f"U64({offset}) + " + " + ".join(terms) if offset else " + ".join(terms))
     return lines, indices
@@ -142,7 +164,13 @@ def with_codes(b, codes):
     out = U64(0)
     for c in range(16):
         out |= U64(codes[c]) << U64(4 * c)
-    return out"""
+    return out
+
+
+@njit(inline='always')
+def cells_down(b, n):
+    # every cell n places toward cell 0 (a symmetric board of a smaller shape, back in the corner)
+    return b >> U64(4 * n)"""
 
 _WIDE_BOARD = """from td2048.games.bitboard import U64
 from td2048.games.wide import P_TWO as P_SECOND_TILE
@@ -201,7 +229,13 @@ def with_codes(b, codes):
     for c in range(16):
         lo |= (U64(codes[c]) & U64(0xf)) << U64(4 * c)
         hi |= (U64(codes[c]) >> U64(4)) << U64(c)
-    return (lo, hi)"""
+    return (lo, hi)
+
+
+@njit(inline='always')
+def cells_down(b, n):
+    # every cell n places toward cell 0 (a symmetric board of a smaller shape, back in the corner)
+    return (b[0] >> U64(4 * n), b[1] >> U64(n))"""
 
 
 _NO_EXPECTATION = """@njit(inline='always')
@@ -239,12 +273,13 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
     lines = ["@njit(forceinline=True)", "def feature_indices(b, out, r):",
              '    """Write the flat weight index of every feature of b into row r of out (isomorphism-major)."""']
     if n_iso > 1:
-        lines += ["    m = mirror(b)", "    f = flip(b)", "    mf = mirror(f)"]
+        lines += symmetry_setup(spec.board)
     reads, indices = index_code(spec, wide)
     if spec.stages:  # every index of a board goes to its stage's tables
         lines.append("    so = U64(STAGE_WEIGHTS) * U64(stage_of(b))")
         indices = [f"so + {index}" for index in indices]
-    for k, expr in enumerate(_SYMMETRY_EXPRESSIONS[:n_iso]):  # written out: an inlined call per board compiles slowly
+    # written out: an inlined call per board compiles slowly
+    for k, expr in enumerate(symmetry_expressions(spec.board)[:n_iso]):
         lines += [f"    x = {expr}", *reads]
         lines += [f"    out[r, {f}] = {scaled(index)}" for f, index in zip(groups[k], indices, strict=True)]
     prefetch = "prefetch_far" if spec.nbytes >= FAR_PREFETCH_BYTES else "prefetch_read"
@@ -301,13 +336,9 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
     return "\n".join(lines)
 
 
-def symmetric_cells() -> list[list[int]]:
-    """``[k][c]``: where cell c of a board lands on its k-th symmetric board (the kernels' order)."""
-    maps = [[0] * 16 for _ in range(8)]
-    for c in range(16):
-        for k, sym in enumerate(symmetric_boards(1 << (4 * c))):
-            maps[k][c] = (sym.bit_length() - 1) // 4
-    return maps
+def symmetric_cells(board: BoardShape = FULL) -> list[list[int]]:
+    """``[k][c]``: where frame cell c of a board lands on its k-th symmetric board (the kernels' order)."""
+    return board.frame_symmetries()
 
 
 def _expectation_function(spec: NetworkSpec, records: bool = False) -> str:
@@ -329,11 +360,11 @@ def _expectation_function(spec: NetworkSpec, records: bool = False) -> str:
              '    x: the feature indices of b."""']
     lines += [f"    i{f} = x[r, {f}]" for f in range(spec.n_features)]
     lines.append("    base = np.float64(w[i0])" + "".join(f" + w[i{f}]" for f in range(1, spec.n_features)))
-    lines += ["    empty = empty_mask(b)", "    n = 0", "    gain = 0.0"]
-    maps = symmetric_cells()
-    for c in range(16):
+    lines += ["    empty = empty_mask(b) & CELLS", "    n = 0", "    gain = 0.0"]
+    maps = symmetric_cells(spec.board)
+    for c in spec.board.frame_cells:
         covering = [(k * n_tuples + t, spec.values_per_cell ** cells.index(maps[k][c]))
-                    for k in range(n_iso) for t, cells in enumerate(spec.tuples) if maps[k][c] in cells]
+                    for k in range(n_iso) for t, cells in enumerate(spec.frame_tuples) if maps[k][c] in cells]
         lines.append(f"    if empty & U64({hex(1 << (4 * c))}):  # cell {c}: {len(covering)} features cover it")
         lines.append("        n += 1")
         if not covering:
@@ -356,8 +387,8 @@ def _canonical_function(spec: NetworkSpec) -> str:
     the same V and the same search values, so the transposition table keys them as one."""
     lines = ["@njit(inline='always')", "def canonical(b):", "    best = b", "    best_lo, best_hi = board_words(b)"]
     if spec.isomorphisms > 1:
-        lines += ["    m = mirror(b)", "    f = flip(b)", "    mf = mirror(f)"]
-    for expr in _SYMMETRY_EXPRESSIONS[1:spec.isomorphisms]:
+        lines += symmetry_setup(spec.board)
+    for expr in symmetry_expressions(spec.board)[1:spec.isomorphisms]:
         lines += [f"    x = {expr}", "    lo, hi = board_words(x)",
                   "    if lo < best_lo or (lo == best_lo and hi < best_hi):",
                   "        best, best_lo, best_hi = x, lo, hi"]
@@ -470,13 +501,14 @@ def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False
     # The header names only what the code depends on, so that networks that compile to the same code
     # share one module: not the network's name ("2x4" is "0123,4567"), nor its game (the row table is
     # an argument), and on 5-bit cells a clamp at 15 is the 16**n tables'.
-    cells = " ".join("".join(f"{c:x}" for c in t) for t in spec.tuples)
+    cells = " ".join("".join(f"{c:x}" for c in t) for t in spec.frame_tuples)
     top = f", codes clamped at {spec.values_per_cell - 1}" if wide or spec.clamp is not None else ""
     variant = (", 5-bit cells" if wide else "") + top \
         + (", tracking changed regions" if tracked else "") + (", state values" if state_values else "") \
         + (f", {spec.n_stages} stages {list(spec.stages)}" if spec.stages else "") + (", TC updates" if tc else "") \
         + (" on records" if records else "")
-    what = f"tuples {cells}, {spec.isomorphisms} isomorphisms{variant}"
+    board = "" if spec.board.full else f" on the {spec.board} board (cells of the 4x4 frame)"
+    what = f"tuples {cells}{board}, {spec.isomorphisms} isomorphisms{variant}"
     header = f'''"""td2048 kernels for networks of {what}.
 
 Generated by td2048.kernels.codegen; do not edit (changes to td2048 write a new file).
@@ -504,6 +536,7 @@ STAGED = {bool(spec.stages)}
 N_STAGES = {spec.n_stages}
 STAGE_WEIGHTS = {spec.stage_weights}
 STAGE_MARKERS = {spec.stage_markers}
+{_shape_constants(spec.board, wide)}
 
 
 {_feature_functions(spec, tracked, wide, tc, records)}
@@ -561,6 +594,15 @@ def td_update(w, dirty, b, target, alpha_split):
     search = _SEARCH_SOURCE.read_text()
     search = search[search.index(_SEARCH_MARKER):]
     return _constants_as_globals(header + body + "\n\n" + search)
+
+
+def _shape_constants(board: BoardShape, wide: bool) -> str:
+    """The board's shape as the kernels see it: where new tiles land, and where the columns' table starts."""
+    vertical = wide_vertical_offset(board) if wide else vertical_offset(board)
+    if board.full:  # 4x4: the module as it always was
+        return f"CELLS = U64({hex(board.cells_mask)})\nVERTICAL = {vertical}"
+    return f"# the {board} board: its cells in the 4x4 frame, and the first entry of its columns' table\n" \
+           f"CELLS = U64({hex(board.cells_mask)})\nVERTICAL = {vertical}"
 
 
 def _constants_as_globals(source: str) -> str:

@@ -25,7 +25,7 @@ truncate it too, as Gymnasium's ``TimeLimit`` does (also at a step that terminat
 import numpy as np
 
 from td2048.config import njit
-from td2048.games.bitboard import ROW_MASK, U64, transpose
+from td2048.games.bitboard import LOW_NIBBLES, ROW_MASK, U64, transpose
 from td2048.games.game2048 import new_game, spawn_tile
 from td2048.games.wide import wide_move, wide_new_game, wide_spawn_tile
 
@@ -156,7 +156,7 @@ def step_narrow(table, values, row_top, boards, afters, gains, rngs, pending, ac
             continue
         rng = rngs[i]
         if pending[i]:
-            b = new_game(rng)
+            b = new_game(rng, LOW_NIBBLES)
             pending[i] = False
             _start(counts, i)
             rewards[i] = 0.0
@@ -172,7 +172,7 @@ def step_narrow(table, values, row_top, boards, afters, gains, rngs, pending, ac
                 _illegal_step(rules, counts, rewards, terminated, truncated, pending, i)
                 continue  # the board, its observation and its moves stay as they are
             gain = gains[i, a]
-            b = spawn_tile(b, rng)
+            b = spawn_tile(b, rng, LOW_NIBBLES)
             over = not _arrive(table, b, afters, gains, masks, i)
             _legal_step(rules, counts, gain, over, terminated, truncated, pending, rewards, i)
         illegal[i] = False
@@ -187,7 +187,7 @@ def _wide_arrive(table, lo_word, hi_word, afters, gains, masks, obs, i):
     """As ``_arrive`` on 5-bit cells, and the observation; (True when a move is legal, the largest code)."""
     any_legal = False
     for a in range(4):
-        after, gain = wide_move(table, (lo_word, hi_word), a)
+        after, gain = wide_move(table, (lo_word, hi_word), a, 0)
         afters[i, a, 0] = after[0]
         afters[i, a, 1] = after[1]
         gains[i, a] = gain
@@ -212,7 +212,7 @@ def step_wide(table, values, row_top, boards, afters, gains, rngs, pending, acti
             continue
         rng = rngs[i]
         if pending[i]:
-            b = wide_new_game(rng)
+            b = wide_new_game(rng, LOW_NIBBLES)
             pending[i] = False
             _start(counts, i)
             rewards[i] = 0.0
@@ -228,7 +228,7 @@ def step_wide(table, values, row_top, boards, afters, gains, rngs, pending, acti
                 _illegal_step(rules, counts, rewards, terminated, truncated, pending, i)
                 continue
             gain = gains[i, a]
-            b = wide_spawn_tile(b, rng)
+            b = wide_spawn_tile(b, rng, LOW_NIBBLES)
             legal, top = _wide_arrive(table, b[0], b[1], afters, gains, masks, obs, i)
             _legal_step(rules, counts, gain, not legal, terminated, truncated, pending, rewards, i)
         illegal[i] = False

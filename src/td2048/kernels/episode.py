@@ -79,7 +79,7 @@ def ask_for_candidates(table, w, board, work, bank):
     xs, afters, rewards = work
     row = 4 * bank
     for d in range(4):
-        after, reward = move(table, board, d)
+        after, reward = move(table, board, d, VERTICAL)
         store_board(afters, d, after)
         rewards[d] = reward
         if after != board:
@@ -123,7 +123,7 @@ def epsilon_at(params, episode):
 def can_move(table, board):
     """Whether the game goes on: some move changes the board."""
     for d in range(4):
-        after, _ = move(table, board, d)
+        after, _ = move(table, board, d, VERTICAL)
         if after != board:
             return True
     return False
@@ -226,7 +226,7 @@ def play_from(table, w, dirty, rng, mode, params, path, board, score, steps, pre
         bank = (bank + 1) % 3
         score += reward
         steps += 1
-        following = spawn_tile(after, rng)
+        following = spawn_tile(after, rng, CELLS)
         if STATE_VALUES and mode == FORWARD:  # s_t's target: r_t + V(s_t+1), 0 past the end
             target = reward + value(w, following) if can_move(table, following) else reward
             td_update(w, dirty, board, target, alpha_split)
@@ -340,7 +340,7 @@ def run_block(table, w, dirty, rng, mode, params, path, handoff, pool, stop, out
             board = load_board(pool_boards, below(rng, pool_state[0]))
             started = np.uint8(1)
         else:
-            board = new_game(rng)
+            board = new_game(rng, CELLS)
         restarted[e] = started
         score, steps, final, previous, handed = play_from(table, w, dirty, rng, mode, params, path, board,
                                                           np.int64(0), np.int64(0), EMPTY_BOARD, epsilon, pool,
@@ -400,7 +400,7 @@ def record_from(table, w, rng, actions, n, board, score):
         actions[n, 1] = d
         actions[n, 2] = reward
         score += reward
-        placed = spawn_tile(after, rng)
+        placed = spawn_tile(after, rng, CELLS)
         cell, code = _placed(after, placed)
         actions[n + 1, 0] = PLACE
         actions[n + 1, 1] = cell
@@ -419,7 +419,7 @@ def record_episode(table, w, rng, actions, handoff):
     board = EMPTY_BOARD
     n = np.int64(0)
     for _ in range(2):
-        placed = spawn_tile(board, rng)
+        placed = spawn_tile(board, rng, CELLS)
         cell, code = _placed(board, placed)
         actions[n, 0] = PLACE
         actions[n, 1] = cell

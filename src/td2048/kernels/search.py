@@ -82,7 +82,7 @@ def leaves_expectation(table, w, after, empty, n, work, counters):
             bank = 4 * (k % 2)
             seen[32 + k % 2] = cell
             for d in range(4):
-                a, r = move(table, s, d)
+                a, r = move(table, s, d, VERTICAL)
                 line = cell % 4 if d % 2 == 0 else cell // 4  # up and down slide columns, left and right rows
                 slot = (2 * d + code - 1) * 4 + line
                 if a == s:
@@ -137,7 +137,7 @@ def search_scratch():
 def afterstate_value(table, w, after, depth, work, tt, ttv, limits, counters):
     """A(after, depth) (see the module's docstring); ``work``: from scratch(), ``tt``/``ttv``: the table
     as words and as floats (no entries: no table), ``counters``: nodes, leaves, probes, hits."""
-    empty = empty_mask(after)
+    empty = empty_mask(after) & CELLS
     n = np.int64(0)
     for c in range(16):
         n += np.int64((empty >> U64(4 * c)) & U64(1))
@@ -173,7 +173,7 @@ def afterstate_value(table, w, after, depth, work, tt, ttv, limits, counters):
                     s = place_tile(after, c, code)
                     best = -np.inf
                     for d in range(4):
-                        a, r = move(table, s, d)
+                        a, r = move(table, s, d, VERTICAL)
                         if a != s:
                             v = r + afterstate_value(table, w, a, depth - 1, work, tt, ttv, limits, counters)
                             if v > best:
@@ -216,7 +216,7 @@ def search_values(table, w, board, depth, downgrade, work, tt, ttv, limits, coun
         b = downgraded(board, downgrade)
     best, best_value = -1, -np.inf
     for d in range(4):
-        after, r = move(table, b, d)
+        after, r = move(table, b, d, VERTICAL)
         if after == b:
             values[d] = np.nan
             continue
@@ -240,7 +240,7 @@ def greedy_play_from(table, w, rng, board, score, steps):
             break
         score += r
         steps += 1
-        board = spawn_tile(after, rng)
+        board = spawn_tile(after, rng, CELLS)
     return score, steps, board, False
 
 
@@ -259,10 +259,10 @@ def search_play_from(table, w, rng, board, score, steps, depth, downgrade, tt, t
         d = search_values(table, w, board, depth, downgrade, work, tt, ttv, limits, counters, values)
         if d < 0:
             break
-        after, r = move(table, board, d)
+        after, r = move(table, board, d, VERTICAL)
         score += r
         steps += 1
-        board = spawn_tile(after, rng)
+        board = spawn_tile(after, rng, CELLS)
     return score, steps, board, False
 
 
@@ -275,8 +275,8 @@ def search_block(table, w, rng, starts, depth, downgrade, tt, ttv, limits, count
     leaves where it got to) and with an empty transposition table (a new ``counters[TT_GAME]``)."""
     for e in range(out[0].shape[0]):
         start_game(rng, starts, e, counters)
-        score, steps, final, handed = search_play_from(table, w, rng, new_game(rng), np.int64(0), np.int64(0), depth,
-                                                       downgrade, tt, ttv, limits, counters)
+        score, steps, final, handed = search_play_from(table, w, rng, new_game(rng, CELLS), np.int64(0), np.int64(0),
+                                                       depth, downgrade, tt, ttv, limits, counters)
         if handed:
             hand_off(handoff, final, score, steps)
             return e, True
@@ -308,7 +308,7 @@ def greedy_block(table, w, rng, starts, counters, out, handoff):
     """search_block at depth 1 without a downgrade (see greedy_play_from)."""
     for e in range(out[0].shape[0]):
         start_game(rng, starts, e, counters)
-        score, steps, final, handed = greedy_play_from(table, w, rng, new_game(rng), np.int64(0), np.int64(0))
+        score, steps, final, handed = greedy_play_from(table, w, rng, new_game(rng, CELLS), np.int64(0), np.int64(0))
         if handed:
             hand_off(handoff, final, score, steps)
             return e, True
@@ -333,14 +333,14 @@ def search_step(table, w, rng, board, depth, downgrade, tt, ttv, limits, counter
     d = search_values(table, w, board, depth, downgrade, work, tt, ttv, limits, counters, values)
     if d < 0:
         return d, 0, board, board
-    after, r = move(table, board, d)
-    return d, r, after, spawn_tile(after, rng)
+    after, r = move(table, board, d, VERTICAL)
+    return d, r, after, spawn_tile(after, rng, CELLS)
 
 
 @njit
 def spawn_on(board, rng):
     """The board with one new tile (code 1 or 2 on a random empty cell), as every game places it."""
-    return spawn_tile(board, rng)
+    return spawn_tile(board, rng, CELLS)
 
 
 @njit
