@@ -1,7 +1,10 @@
 """Plain, obviously correct references: 2048 rules on lists, n-tuple values from cell lists.
 
 Slow on purpose; every fast kernel is compared with these.
-Boards are 4x4 lists of codes (0 empty, k for the tile 2**k), row 0 on top.
+Boards are lists of rows of codes (0 empty, k for the tile 2**k), row 0 on top: 4x4 by default, or any
+R rows x C columns (2x2 up to 4x4). A packed board holds cell (r, c) in nibble 4 r + c of the word (the
+board sits in the top-left corner of the 4x4 frame), whatever its shape; a board's own cells are
+numbered row by row, r C + c.
 """
 
 from __future__ import annotations
@@ -11,12 +14,39 @@ import numpy as np
 UP, RIGHT, DOWN, LEFT = 0, 1, 2, 3
 
 
-def to_grid(board: int) -> list[list[int]]:
-    return [[(board >> (4 * (4 * r + c))) & 0xF for c in range(4)] for r in range(4)]
+def dims(shape=None) -> tuple[int, int]:
+    """(rows, cols) of a shape: None (4x4), (R, C), or anything with .rows and .cols (a BoardShape)."""
+    if shape is None:
+        return 4, 4
+    if isinstance(shape, (tuple, list)):
+        return int(shape[0]), int(shape[1])
+    return int(shape.rows), int(shape.cols)
+
+
+def to_grid(board: int, shape=None) -> list[list[int]]:
+    """The R x C grid of a packed board (4-bit cells): cell (r, c) is nibble 4 r + c."""
+    rows, cols = dims(shape)
+    return [[(board >> (4 * (4 * r + c))) & 0xF for c in range(cols)] for r in range(rows)]
 
 
 def from_grid(grid) -> int:
-    return sum(grid[r][c] << (4 * (4 * r + c)) for r in range(4) for c in range(4))
+    """The packed board (4-bit cells) of an R x C grid: cell (r, c) to nibble 4 r + c."""
+    return sum(grid[r][c] << (4 * (4 * r + c)) for r in range(len(grid)) for c in range(len(grid[r])))
+
+
+def frame_codes(grid) -> list[int]:
+    """The 16 codes of the 4x4 frame an R x C grid sits in (top-left corner; the rest empty)."""
+    codes = [0] * 16
+    for r in range(len(grid)):
+        for c in range(len(grid[r])):
+            codes[4 * r + c] = grid[r][c]
+    return codes
+
+
+def grid_of_frame(codes, shape=None) -> list[list[int]]:
+    """The R x C grid in the top-left corner of 16 frame codes."""
+    rows, cols = dims(shape)
+    return [[int(codes[4 * r + c]) for c in range(cols)] for r in range(rows)]
 
 
 FIB = [0, 1, 2]
@@ -43,7 +73,7 @@ def slide_line_2584(line: list[int], max_code: int = 31) -> tuple[list[int], int
                 continue
         out.append(tiles[i])
         i += 1
-    return out + [0] * (4 - len(out)), reward
+    return out + [0] * (len(line) - len(out)), reward
 
 
 def slide_line(line: list[int], max_code: int = 15) -> tuple[list[int], int]:
@@ -58,47 +88,68 @@ def slide_line(line: list[int], max_code: int = 15) -> tuple[list[int], int]:
         else:
             out.append(tiles[i])
             i += 1
-    return out + [0] * (4 - len(out)), reward
+    return out + [0] * (len(line) - len(out)), reward
 
 
 def move(grid, direction: int, max_code: int = 15, game: str = "2048") -> tuple[list[list[int]], int]:
-    """(new grid, reward); the grid is unchanged for an illegal move."""
+    """(new grid, reward) of a move on an R x C grid; the grid is unchanged for an illegal move."""
     slide = slide_line if game == "2048" else slide_line_2584
+    rows, cols = len(grid), len(grid[0])
     g = [row[:] for row in grid]
     total = 0
-    for k in range(4):
-        if direction == LEFT:
-            line = g[k][:]
-        elif direction == RIGHT:
-            line = g[k][::-1]
-        elif direction == UP:
-            line = [g[r][k] for r in range(4)]
-        else:
-            line = [g[r][k] for r in range(3, -1, -1)]
-        new, reward = slide(line, max_code)
-        total += reward
-        for j in range(4):
-            if direction == LEFT:
-                g[k][j] = new[j]
-            elif direction == RIGHT:
-                g[k][3 - j] = new[j]
-            elif direction == UP:
-                g[j][k] = new[j]
-            else:
-                g[3 - j][k] = new[j]
+    if direction in (LEFT, RIGHT):  # each row, read from the side the tiles slide toward
+        for r in range(rows):
+            order = list(range(cols)) if direction == LEFT else list(range(cols - 1, -1, -1))
+            new, reward = slide([g[r][c] for c in order], max_code)
+            total += reward
+            for j, c in enumerate(order):
+                g[r][c] = new[j]
+    else:  # each column
+        for c in range(cols):
+            order = list(range(rows)) if direction == UP else list(range(rows - 1, -1, -1))
+            new, reward = slide([g[r][c] for r in order], max_code)
+            total += reward
+            for j, r in enumerate(order):
+                g[r][c] = new[j]
     return g, total
 
 
 def rotate_cw(grid):
-    return [[grid[3 - c][r] for c in range(4)] for r in range(4)]
+    """A quarter turn clockwise: an R x C grid becomes C x R, its top-left cell top-right."""
+    rows, cols = len(grid), len(grid[0])
+    return [[grid[rows - 1 - c][r] for c in range(rows)] for r in range(cols)]
 
 
 def mirror(grid):
+    """Left-right."""
     return [row[::-1] for row in grid]
 
 
+def flip(grid):
+    """Top-bottom."""
+    return [row[:] for row in grid[::-1]]
+
+
+def transpose(grid):
+    return [[grid[r][c] for r in range(len(grid))] for c in range(len(grid[0]))]
+
+
+def symmetries(grid) -> list:
+    """The grid's symmetric grids of its own shape, in the kernels' order: a square's 8 (identity, clockwise
+    quarter, half and three-quarter turns, mirror, flip, transpose, anti-transpose), a rectangle's 4
+    (identity, half turn, mirror, flip)."""
+    half = rotate_cw(rotate_cw(grid))
+    if len(grid) != len(grid[0]):
+        return [[row[:] for row in grid], half, mirror(grid), flip(grid)]
+    quarter = rotate_cw(grid)
+    return [[row[:] for row in grid], quarter, half, rotate_cw(half), mirror(grid), flip(grid), transpose(grid),
+            transpose(half)]
+
+
 def all_symmetries(grid) -> list:
-    """The 8 boards of the dihedral group, in no particular order."""
+    """The symmetric grids of the grid's shape (8 for a square, 4 for a rectangle), in no particular order."""
+    if len(grid) != len(grid[0]):
+        return symmetries(grid)
     out, g = [], grid
     for _ in range(4):
         out.append(g)
@@ -108,8 +159,9 @@ def all_symmetries(grid) -> list:
 
 
 def tuple_index(grid, cells) -> int:
-    """The course demo's index: sum of code(cell_i) << (4 i)."""
-    return sum(grid[c // 4][c % 4] << (4 * i) for i, c in enumerate(cells))
+    """The course demo's index: sum of code(cell_i) << (4 i); cells numbered row by row on the grid's shape."""
+    cols = len(grid[0])
+    return sum(grid[c // cols][c % cols] << (4 * i) for i, c in enumerate(cells))
 
 
 def network_value(tables: list[np.ndarray], tuples, grid, isomorphic_boards) -> float:

@@ -87,7 +87,8 @@ def run(args: argparse.Namespace) -> int:
     if sharded is None:
         counts, seed = agent.search_counts(), agent.seed
     if args.json:
-        print(json.dumps({"model": args.model, "network": network.spec.name, "method": network.method,
+        print(json.dumps({"model": args.model, "network": network.spec.name, "board": network.board.name,
+                          "method": network.method,
                           "search": search_settings_json(search), "seed": seed, "threads": args.threads,
                           **stats.to_json(), **({"search_counts": counts} if search.depth > 1 else {}),
                           **(_sharded_json(args, sharded) if shards_asked else {})}))

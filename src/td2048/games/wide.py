@@ -123,9 +123,16 @@ def wide_empty_mask(b):
 def wide_row_table(game: str, shape: BoardShape = FULL) -> np.ndarray:
     """``uint32[4, 2**20]``: left result, right result, left reward, right reward of every 20-bit row
     of the shape's width; for a shape whose rows and columns differ, 4 more rows for its columns."""
-    table = build_row_table(_ROW_BITS, MAX_WIDE_CODE, GAMES[game], shape.cols)
+    table = _wide_line_table(game, shape.cols)
     if not shape.square:
-        table = np.concatenate([table, build_row_table(_ROW_BITS, MAX_WIDE_CODE, GAMES[game], shape.rows)])
+        table = np.concatenate([table, _wide_line_table(game, shape.rows)])
+        table.setflags(write=False)
+    return table
+
+
+@functools.cache
+def _wide_line_table(game: str, length: int) -> np.ndarray:
+    table = build_row_table(_ROW_BITS, MAX_WIDE_CODE, GAMES[game], length)
     table.setflags(write=False)
     return table
 
