@@ -137,6 +137,8 @@ class Agent:
 
     def _board(self, board):
         if isinstance(board, Board):
+            if board.shape != self.network.board:
+                raise TD2048Error(f"a {board.shape} board, but the network plays the {self.network.board} board")
             board = board.packed(self.network.wide)
         return self.network._board(board)
 

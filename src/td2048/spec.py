@@ -62,7 +62,6 @@ BOARD_PRESETS: dict[str, dict[str, tuple[tuple[str, ...], int]]] = {
     "2x2": {"1x4": (("0123",), 8), "2x2": (("01", "23"), 8)},
     # the whole board (16**6 weights, 64 MiB); or its two rows (lines of 3)
     "2x3": {"1x6": (("012345",), 4), "2x3": (("012", "345"), 4)},
-    "3x2": {"1x6": (("012345",), 4), "3x2": (("01", "23", "45"), 4)},
     # the two rows; or two 6-cell snakes (a row and a half): the shape a 2048 strategy keeps its tiles in
     "2x4": {"2x4": (("0123", "4567"), 4), "2x6": (("012345", "123456"), 4)},
     # two rows (and, by the symmetries, every pair of adjacent rows and columns), and a corner staircase
@@ -79,6 +78,7 @@ def _transposed(tuples: tuple[str, ...], rows: int, cols: int) -> tuple[str, ...
 
 BOARD_PRESETS["4x3"] = {"4x6": (_transposed(PRESETS["4x6"][0], 3, 4), 4),
                         "2x4": (_transposed(("0123", "4567"), 3, 4), 4)}
+BOARD_PRESETS["3x2"] = {"1x6": (("012345",), 4), "2x3": (_transposed(("012", "345"), 2, 3), 4)}
 BOARD_PRESETS["4x2"] = {"2x4": (_transposed(("0123", "4567"), 2, 4), 4),
                         "2x6": (_transposed(("012345", "123456"), 2, 4), 4)}
 

@@ -84,7 +84,8 @@ merge_seconds_arg = _typed(merge_seconds, "number")
 def add_network_arguments(parser: argparse.ArgumentParser, default: str | None = DEFAULT_NETWORK) -> None:
     """--network, --isomorphisms, --memory-limit; ``default=None`` leaves --network unset unless given."""
     parser.add_argument("--network", type=network_arg, default=default,
-                        help=f"{NETWORK_HELP} (default {default or DEFAULT_NETWORK})")
+                        help=f"{NETWORK_HELP} (default {default or DEFAULT_NETWORK} on 4x4, the board's first preset "
+                             "on other boards)")
     parser.add_argument("--isomorphisms", type=int, choices=(1, 4, 8), default=None,
                         help="boards sharing each table: 8 = rotations and reflections, 4 = rotations, 1 = none "
                              "(default: the preset's; 8 for custom tuples)")
