@@ -1,8 +1,10 @@
 """Records written by eval --record pass the judge; hand-made bad files fail with the right message."""
 
+import re
+
 import numpy as np
 import pytest
-from commands import td2048
+from commands import td2048, td2048_on_a_terminal
 from naive import from_grid, move
 from test_wide_training import FIB_CLAMP, FIB_NETWORK
 
@@ -160,3 +162,20 @@ def test_environment_statistics(tmp_path, p_two, first_empty, passes):
     assert verdict.ok == passes, verdict.message
     if not passes:
         assert ("code 2" in verdict.message) if p_two != 0.1 else ("not uniform" in verdict.message)
+
+
+def test_one_thread_records_show_games_and_time_left_on_a_terminal(records, tmp_path):
+    """eval --record on one thread writes its games one by one: on a terminal stderr counts them with an ETA,
+    and the records are those of a run through a pipe."""
+    model = records["2048"].parent / "2048.td2048"
+    args = ("eval", model, "--games", 12, "--seed", 4, "--record")
+    code, _, terminal = td2048_on_a_terminal(*args, tmp_path / "t.txt")
+    assert code == 0, terminal
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", terminal)
+    assert re.search(r"\b12/12 games  ETA \d\d:\d\d\b", plain), plain
+    piped = td2048(*args, tmp_path / "p.txt")
+    assert piped.returncode == 0 and piped.stderr == "", piped.stderr
+    def moves(path):  # a record line is player@start|moves|env@end: the same games, at other times
+        return [line.split("|")[1] for line in path.read_text().splitlines()]
+
+    assert moves(tmp_path / "t.txt") == moves(tmp_path / "p.txt")

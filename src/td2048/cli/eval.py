@@ -66,10 +66,8 @@ def run(args: argparse.Namespace) -> int:
     sharded = None
     shards_asked = args.ray is not None or args.shard_size is not None
     by_shards = shards_asked or (args.record is not None and args.threads > 1)  # records on threads: shard by shard
-    # the games done and the time left, on stderr if it is a terminal (stdout, what a script reads, stays the
-    # same); not for the records of one thread, which are written game by game with no count to show
-    progress = Progress(args.games, enabled=not args.json and (by_shards or args.record is None), stream=sys.stderr,
-                        unit="games")
+    # the games done and the time left, on stderr if it is a terminal (stdout, what a script reads, stays the same)
+    progress = Progress(args.games, enabled=not args.json, stream=sys.stderr, unit="games")
     progress.count(0)
     try:
         if by_shards:
@@ -78,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         elif args.record is not None:
             names = parse_names(args.names)
             agent = Agent(network, search, args.seed, 1, memory_limit=args.memory_limit)
-            stats = record_games(agent, args.record, args.games, names)
+            stats = record_games(agent, args.record, args.games, names, progress.count)
         else:
             agent = Agent(network, search, args.seed, args.threads, memory_limit=args.memory_limit)
             stats = agent.play(args.games, progress.count)

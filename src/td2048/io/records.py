@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -53,16 +53,20 @@ def format_episode(player: str, env: str, tick: int, tock: int, actions: np.ndar
 
 
 def record_games(agent: Agent, path: str | os.PathLike, games: int,
-                 names: tuple[str, str] = ("td2048", "random")) -> BlockStats:
+                 names: tuple[str, str] = ("td2048", "random"),
+                 on_progress: Callable[[int], None] | None = None) -> BlockStats:
     """Play ``games`` games with ``agent`` (one thread), write their records to ``path`` (atomically),
     return their statistics. At depth 1 whole games run in one compiled call (the same games as
-    ``td2048 eval`` with the seed); deeper, each decision is one compiled search, timed for (MS)."""
+    ``td2048 eval`` with the seed); deeper, each decision is one compiled search, timed for (MS).
+    ``on_progress`` is called with the number of games written after each one."""
     scores, max_codes, moves = (np.zeros(games, np.int64) for _ in range(3))
     with atomic_open(path, "w") as f:
         seconds = 0.0
-        for line, spent in record_lines(agent, names, scores, max_codes, moves):
+        for done, (line, spent) in enumerate(record_lines(agent, names, scores, max_codes, moves), 1):
             f.write(line + "\n")
             seconds += spent
+            if on_progress is not None:
+                on_progress(done)
     return BlockStats.from_block(games, scores, max_codes, moves, seconds, game=agent.network.game)
 
 
