@@ -134,3 +134,13 @@ def test_bad_input_is_one_line(records, tmp_path, cli_env):
         with pytest.raises(TD2048Error, match=re.escape(message)):
             write_replay_html(path, out, game, show)
     assert not out.exists()
+
+
+def test_records_and_their_page_are_4x4(tmp_path, cli_env):
+    """The course's record format holds 4x4 games: a 3x3 model's games are refused at the record, in one line."""
+    r = td2048("train", "--board", "3x3", "--network", "3x3", "--episodes", 50, "--seed", 1, "--out", tmp_path / "run",
+               "--quiet", env=cli_env)
+    assert r.returncode == 0, r.stderr
+    assert_one_line_error(td2048("eval", tmp_path / "run" / "model.td2048", "--games", 1, "--record",
+                                 tmp_path / "games.txt", env=cli_env), "4x4", "3x3")
+    assert not (tmp_path / "games.txt").exists()

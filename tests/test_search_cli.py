@@ -73,6 +73,39 @@ def test_bad_boards_and_options_get_one_line_and_exit_2(model, args, message):
     assert r.returncode == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 
+@pytest.fixture(scope="module")
+def small_boards(tmp_path_factory):
+    """Models of the 3x3 and 2x4 boards, by their board's name."""
+    models = {}
+    for board in ("3x3", "2x4"):
+        out = tmp_path_factory.mktemp("board") / board
+        r = td2048("train", "--board", board, "--network", board, "--episodes", 200, "--seed", 1, "--out", out,
+                   "--quiet")
+        assert r.returncode == 0, r.stderr
+        models[board] = out / "model.td2048"
+    return models
+
+
+@pytest.mark.parametrize("board, rows", [("3x3", [[2, 0, 0], [0, 4, 0], [8, 0, 2]]),
+                                         ("2x4", [[2, 0, 0, 4], [0, 4, 0, 8]])])
+def test_analyze_on_other_boards_matches_the_library(small_boards, board, rows):
+    from td2048.games.board import Board
+    from td2048.play import Agent, Search
+
+    position = ", ".join(str(t) for row in rows for t in row)
+    r = td2048("analyze", small_boards[board], "--board", position, "--depth", 2, "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    expected = Agent(load_model(small_boards[board])[0], Search(2)).analyze(Board.from_tiles(rows))
+    assert out["board"] == [t for row in rows for t in row] and out["moves"] == expected
+    r = td2048("analyze", small_boards[board], "--board", position)
+    assert r.returncode == 0 and [line.split() for line in r.stdout.splitlines()[:len(rows)]] == [
+        [str(t) if t else "." for t in row] for row in rows], r.stdout
+    wrong = td2048("analyze", small_boards[board], "--board", BOARD)
+    assert wrong.returncode == 2 and f"the {board} board" in wrong.stderr and "not 16" in wrong.stderr
+    assert len(wrong.stderr.strip().splitlines()) == 1, wrong.stderr
+
+
 def test_eval_with_search_and_its_records_pass_the_judge(model, tmp_path):
     r = td2048("eval", model, "--games", 3, "--depth", 2, "--seed", 1, "--json")
     assert r.returncode == 0, r.stderr

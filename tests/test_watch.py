@@ -22,6 +22,7 @@ from commands import assert_one_line_error, td2048
 from rich.console import Console
 
 from td2048.cli.terminal import KEYS, VALUES_HEADING, view
+from td2048.games.board import Board
 from td2048.games.wide import wide_from_codes
 from td2048.io.model import load_model
 from td2048.play import Agent, parse_board
@@ -145,24 +146,36 @@ def test_view_shows_2584_tiles_by_value():
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
-def _last_screen(seen: bytearray) -> dict:
-    """The last screen drawn (its state "paused"): the board (16 tile values), the values beside it, the move
-    marked as the next one and the last move played."""
+def _last_screen(seen: bytearray, rows: int = 4, cols: int = 4) -> dict:
+    """The last screen drawn (its state "paused"): the board (its tile values, row-major), the values beside it,
+    the move marked as the next one and the last move played."""
     text = ANSI.sub("", seen.decode(errors="replace")).replace("\r", "")
     end = text.rindex(KEYS)
     start = text.rfind(KEYS, 0, end)
     screen = text[start + len(KEYS) if start >= 0 else 0:end]  # from the end of the screen before
     assert "paused" in screen, screen
     tile = re.compile(r"\.|\d+")
-    rows = [words[:4] for words in (line.split() for line in screen.splitlines())
-            if len(words) >= 4 and all(tile.fullmatch(w) for w in words[:4])]
-    assert len(rows) == 4 and VALUES_HEADING in screen, screen
+    lines = [words[:cols] for words in (line.split() for line in screen.splitlines())
+             if len(words) >= cols and all(tile.fullmatch(w) for w in words[:cols])
+             and (len(words) == cols or not tile.fullmatch(words[cols]))]
+    assert len(lines) == rows and VALUES_HEADING in screen, screen
     values = {name: value for _, name, value in re.findall(r"(> |  )(up|right|down|left) +(illegal|-?\d+\.\d)\b",
                                                            screen)}
     marked = re.findall(r"> (up|right|down|left) +-?\d+\.\d +next", screen)
     assert len(values) == 4 and len(marked) == 1, screen
-    return {"board": [0 if t == "." else int(t) for row in rows for t in row], "values": values, "next": marked[0],
+    return {"board": [0 if t == "." else int(t) for row in lines for t in row], "values": values, "next": marked[0],
             "last": re.search(r"last move +(up|right|down|left|-)", screen).group(1)}
+
+
+def _read_paused_screen(master, seen: bytearray, count: int, rows: int = 4, cols: int = 4) -> dict:
+    """Read until the count-th screen paused is whole (its keys line drawn): that screen (:func:`_last_screen`)."""
+    state = b"\x1b[7mpaused"  # the state, in reverse video (the keys line says "paused" too)
+    deadline = time.monotonic() + 300
+    while seen.count(state) < count or KEYS.encode() not in seen[seen.rindex(state):]:
+        assert time.monotonic() < deadline, bytes(seen[-2000:])
+        if select.select([master], [], [], 1)[0]:
+            seen += os.read(master, 65536)
+    return _last_screen(seen, rows, cols)
 
 
 def test_the_values_shown_are_those_of_the_board_on_screen(model, cli_env):
@@ -174,22 +187,12 @@ def test_the_values_shown_are_those_of_the_board_on_screen(model, cli_env):
         values = agent.analyze(parse_board(",".join(map(str, board))))
         return {name: "illegal" if v is None else f"{v:.1f}" for name, v in values.items()}
 
-    def read_screen(master, seen, count):
-        """Read until the count-th screen paused is whole (its keys line drawn)."""
-        state = b"\x1b[7mpaused"  # the state, in reverse video (the keys line says "paused" too)
-        deadline = time.monotonic() + 300
-        while seen.count(state) < count or KEYS.encode() not in seen[seen.rindex(state):]:
-            assert time.monotonic() < deadline, bytes(seen[-2000:])
-            if select.select([master], [], [], 1)[0]:
-                seen += os.read(master, 65536)
-        return _last_screen(seen)
-
     with _watch_in_pty(model, cli_env, "--seed", 1, "--delay", 1000, "--depth", 2) as (proc, master, slave, before,
                                                                                       seen):
         os.write(master, b" ")
-        first = read_screen(master, seen, 1)
+        first = _read_paused_screen(master, seen, 1)
         os.write(master, b"n")
-        second = read_screen(master, seen, 2)
+        second = _read_paused_screen(master, seen, 2)
         os.write(master, b"q")
         out = _finish(proc, master, slave, before, seen)
     assert proc.returncode == 0 and SUMMARY.search(out).group(3) == "1", out
@@ -199,3 +202,33 @@ def test_the_values_shown_are_those_of_the_board_on_screen(model, cli_env):
         legal = {name: float(v) for name, v in screen["values"].items() if v != "illegal"}
         assert legal[screen["next"]] == max(legal.values())
     assert second["last"] == first["next"] and second["board"] != first["board"]
+
+
+@pytest.fixture(scope="module")
+def model_3x3(tmp_path_factory, cli_env):
+    out = tmp_path_factory.mktemp("watch3x3") / "run"
+    r = td2048("train", "--board", "3x3", "--network", "3x3", "--episodes", 300, "--seed", 1, "--out", out, "--quiet",
+               env=cli_env)
+    assert r.returncode == 0, r.stderr
+    return out / "model.td2048"
+
+
+def test_a_3x3_model_plays_on_a_3x3_grid(model_3x3, cli_env):
+    """Through a pipe, the final board is 3 lines of 3; on a terminal, the board drawn is 3 x 3 and the values
+    beside it are the engine's for that board."""
+    r = td2048("watch", model_3x3, "--seed", 1, env=cli_env)
+    assert r.returncode == 0, r.stderr
+    board = [line.split() for line in r.stdout.splitlines()[-4:-1]]
+    assert [len(row) for row in board] == [3, 3, 3] and r.stdout.splitlines()[-5].split()[0].isdigit()
+    assert max(int(t) for row in board for t in row if t != ".") == int(SUMMARY.search(r.stdout).group(4))
+    agent = Agent(load_model(model_3x3)[0])
+    with _watch_in_pty(model_3x3, cli_env, "--seed", 1, "--delay", 1000) as (proc, master, slave, before, seen):
+        os.write(master, b" ")
+        screen = _read_paused_screen(master, seen, 1, rows=3, cols=3)
+        os.write(master, b"q")
+        out = _finish(proc, master, slave, before, seen)
+    assert proc.returncode == 0 and SUMMARY.search(out).group(1) == "stopped", out
+    tiles = screen["board"]
+    assert sum(t > 0 for t in tiles) == 2
+    values = agent.analyze(Board.from_tiles([tiles[0:3], tiles[3:6], tiles[6:9]]))
+    assert screen["values"] == {name: "illegal" if v is None else f"{v:.1f}" for name, v in values.items()}

@@ -28,6 +28,7 @@ from td2048.config import DEFAULT_MEMORY_LIMIT
 from td2048.errors import TD2048Error
 from td2048.games.board import Board
 from td2048.games.game2048 import MOVE_NAMES
+from td2048.games.shape import as_shape
 from td2048.network import Network, aligned_zeros
 from td2048.rng import game_rng_states, seed_words, thread_rng_rows
 from td2048.settings import (
@@ -411,17 +412,38 @@ def evaluate(network: Network, games: int, seed: int | None = None, threads: int
     return Agent(network, search, seed, threads).play(games, on_progress)
 
 
-def parse_board(text: str, game: str = "2048", wide: bool = False):
-    """``"0,2,4,8,0,..."`` (16 tile values, row-major, comma- or space-separated, 0 empty) -> the kernels'
-    board: an int on 4-bit cells, (lo, hi) on 5-bit ones (:class:`Board`'s checks). Raises TD2048Error with
-    one line."""
+def parse_board(text: str, game: str = "2048", wide: bool = False, shape=None):
+    """A position as people write it, packed for the kernels.
+
+    Parameters
+    ----------
+    text : str
+        The board's tile values, row-major, comma- or space-separated, 0 for empty:
+        ``"0,2,4,8,0,..."`` (16 on 4x4, 9 on 3x3, ...).
+    game : {"2048", "2584"}, optional
+        The game the values are tiles of.
+    wide : bool, optional
+        Pack on 5-bit cells.
+    shape : BoardShape, str or None, optional
+        The board's shape (a network's ``network.board``); None: 4x4.
+
+    Returns
+    -------
+    int or tuple of (int, int)
+        An int on 4-bit cells, (lo, hi) on 5-bit ones (:class:`Board`'s checks).
+
+    Raises
+    ------
+    TD2048Error
+        In one line, for a value that is not a tile of the game or a count that is not the shape's cells.
+    """
     values = []
     for part in text.replace(",", " ").split():
         try:
             values.append(int(part))
         except ValueError:
             raise TD2048Error(f"{part!r} is not a tile value of {game}") from None
-    return Board.from_tiles(values, game).packed(wide)
+    return Board.from_tiles(values, game, as_shape(shape)).packed(wide)
 
 
 __all__ = ["Agent", "Search", "evaluate", "parse_board", "parse_search", "parse_limits", "search_settings_json",

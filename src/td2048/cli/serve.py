@@ -8,7 +8,7 @@ import sys
 import threading
 import time
 
-from td2048.cli.options import nonnegative_int_arg, positive_float_arg, positive_int_arg, require_4x4
+from td2048.cli.options import nonnegative_int_arg, positive_float_arg, positive_int_arg
 from td2048.errors import TD2048Error
 from td2048.server import DEFAULT_MAX_AGE, DEFAULT_MAX_GAMES, DEFAULT_QUEUE
 from td2048.settings import MAX_DEPTH
@@ -19,11 +19,12 @@ HELP = "serve a model: a JSON API and a web app to play with hints, watch it pla
 DESCRIPTION = f"""\
 Start an HTTP server (uvicorn) for a model and print its URL (the first run of a network on a machine
 compiles its search kernels first, and says so on stderr). The page at / plays 2048 (or 2584)
-with the keyboard or by swiping, with hints, lets the engine play live, analyses positions set by
-clicking, and replays record files. The JSON API (its OpenAPI schema at /openapi.json):
-POST /api/analyze and /api/move take {{"board": [16 tile values], "depth": N}} and answer as
-td2048 analyze --json does; /api/games runs games (moves by the player or the engine, undo, the
-record); GET /api/model tells the model and this server's limits.
+on the model's board (4x4, 3x3, 2x4, ...) with the keyboard or by swiping, with hints, lets the
+engine play live, analyses positions set by clicking, and replays record files (4x4 games). The
+JSON API (its OpenAPI schema at /openapi.json): POST /api/analyze and /api/move take
+{{"board": [a tile value per cell: 16 on 4x4, 9 on 3x3], "depth": N}} and answer as td2048 analyze
+--json does; /api/games runs games (moves by the player or the engine, undo, the record); GET
+/api/model tells the model, its board and this server's limits.
 
 MODEL left out: the model that ships with td2048 (a 4x5 network for 2048). The server answers
 127.0.0.1 only unless --host says otherwise (0.0.0.0: every interface, reachable from the network).
@@ -91,7 +92,6 @@ def run(args: argparse.Namespace) -> int:
 
     path = model_or_shipped(args.model)
     network, header = load_model(path)
-    require_4x4(network, "td2048 serve plays, for now,")
     engine = Engine(network, header, path, args.depth, args.max_depth, args.threads or default_threads(),
                     args.queue)
     store = GameStore(network, args.max_games, args.max_age)
@@ -111,8 +111,9 @@ def run(args: argparse.Namespace) -> int:
     port = sock.getsockname()[1]
     shown = args.host if local else "127.0.0.1"
     url = f"http://{'[' + shown + ']' if ':' in shown else shown}:{port}/"
-    print(f"td2048 serve: {url} ({engine.name}: {network.spec.name}, {network.game}; depth {engine.depth}, at most "
-          f"{engine.max_depth}; {engine.threads} search thread{'s' if engine.threads > 1 else ''}, "
+    board = "" if network.board.full else f" on the {network.board} board"
+    print(f"td2048 serve: {url} ({engine.name}: {network.spec.name}, {network.game}{board}; depth {engine.depth}, "
+          f"at most {engine.max_depth}; {engine.threads} search thread{'s' if engine.threads > 1 else ''}, "
           f"{engine.queue} waiting; ready in {time.perf_counter() - started:.1f} s)", flush=True)
     if not local:
         print(f"td2048 serve: listening on {args.host}: the engine is reachable from the network, by anyone who "

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from td2048.cli.analyze import format_grid
 from td2048.games.bitboard import grid_from_board
 from td2048.games.game2048 import MOVE_NAMES
+from td2048.games.shape import FULL, BoardShape
 from td2048.games.tiles import tile_value
 from td2048.games.wide import wide_to_codes
 from td2048.palette import BOARD, tile_colours
@@ -29,18 +30,27 @@ KEYS = "space pause/resume   n or right arrow: one move (paused)   q quit"
 VALUES_HEADING = "values of the moves from this board"  # the board on screen's, not the last move's
 
 
-def board_codes(board) -> list[int]:
-    """16 codes, row-major, of a board: an int on 4-bit cells, (lo, hi) on 5-bit ones."""
-    return wide_to_codes(board) if isinstance(board, tuple) else grid_from_board(board).reshape(16).tolist()
+def board_codes(board, shape: BoardShape = FULL) -> list[int]:
+    """The codes of a packed board's cells, row-major (``shape.n_cells`` of them: 16 on 4x4).
+
+    Parameters
+    ----------
+    board : int or tuple of (int, int)
+        Packed: an int on 4-bit cells, (lo, hi) on 5-bit ones, in the 4x4 frame's top-left corner.
+    shape : BoardShape
+        The board's rows and columns.
+    """
+    frame = wide_to_codes(board) if isinstance(board, tuple) else grid_from_board(board).reshape(16).tolist()
+    return [int(frame[i]) for i in shape.frame_cells]
 
 
 def format_value(value: float) -> str:
     return "illegal" if math.isnan(value) else f"{value:.1f}"
 
 
-def board_text(board, game: str) -> str:
-    """The board as plain text, tile values right-aligned, '.' for empty."""
-    return format_grid([tile_value(game, c) for c in board_codes(board)])
+def board_text(board, game: str, shape: BoardShape = FULL) -> str:
+    """The board as plain text, one line a row, tile values right-aligned, '.' for empty."""
+    return format_grid([tile_value(game, c) for c in board_codes(board, shape)], shape.cols)
 
 
 def move_header() -> str:
@@ -58,27 +68,29 @@ def _tile_style(code: int, game: str) -> str:
     return f"bold {ink} on {background}"
 
 
-def board_renderable(board, game: str) -> Text:
-    """Tiles three lines high on the board's brown, in td2048's palette (:mod:`td2048.palette`)."""
+def board_renderable(board, game: str, shape: BoardShape = FULL) -> Text:
+    """Tiles three lines high on the board's brown, in td2048's palette (:mod:`td2048.palette`), ``shape.rows``
+    rows of ``shape.cols`` tiles."""
     from rich.text import Text  # rich is imported only when drawn: every td2048 command imports this module
-    codes = board_codes(board)
+    codes = board_codes(board, shape)
+    rows, cols = shape.rows, shape.cols
     width = max(6, max(len(str(tile_value(game, c))) for c in codes) + 2)
     edge = f"on {BOARD}"
-    text = Text(" " * (4 * width + 5) + "\n", edge)
-    for r in range(4):
+    text = Text(" " * (cols * width + cols + 1) + "\n", edge)
+    for r in range(rows):
         for line in range(3):
             text.append(" ", edge)
-            for code in codes[4 * r:4 * r + 4]:
+            for code in codes[cols * r:cols * r + cols]:
                 label = "" if line != 1 else str(tile_value(game, code)) if code else "."  # legible without colour
                 text.append(label.center(width), _tile_style(code, game))
                 text.append(" ", edge)
             text.append("\n")
-        text.append(" " * (4 * width + 5) + ("\n" if r < 3 else ""), edge)
+        text.append(" " * (cols * width + cols + 1) + ("\n" if r < rows - 1 else ""), edge)
     return text
 
 
 def view(title: str, board, game: str, score: int, number: int, direction: int, reward: int, values,
-         state: str, choice: int = -1) -> Group:
+         state: str, choice: int = -1, shape: BoardShape = FULL) -> Group:
     """The live screen: title, the board beside the score, the move that made it and the values of the moves
     from it, then the keys.
 
@@ -104,6 +116,8 @@ def view(title: str, board, game: str, score: int, number: int, direction: int, 
         ``"playing"``, ``"paused"``, ``"game over"``, ...
     choice : int
         The move the model plays from the board next, marked with ``>`` (-1: none).
+    shape : BoardShape
+        The board's rows and columns (the model's ``network.board``).
 
     Returns
     -------
@@ -120,7 +134,7 @@ def view(title: str, board, game: str, score: int, number: int, direction: int, 
     info.add_row("score", f"{score:,}")
     info.add_row("move", f"{number:,}")
     info.add_row("last move", f"{MOVE_NAMES[direction]} +{reward}" if direction >= 0 else "-")
-    info.add_row("largest", f"{tile_value(game, max(board_codes(board))):,}")
+    info.add_row("largest", f"{tile_value(game, max(board_codes(board, shape))):,}")
     moves = Table.grid(padding=(0, 2))
     moves.add_column(style="bold")
     moves.add_column(justify="right")
@@ -132,7 +146,7 @@ def view(title: str, board, game: str, score: int, number: int, direction: int, 
                       "next" if chosen else "")
     side = Group(info, Text(""), Text(VALUES_HEADING, "bold"), moves, Text(""), Text(state, "reverse"))
     layout = Table.grid(padding=(0, 3))
-    layout.add_row(board_renderable(board, game), side)
+    layout.add_row(board_renderable(board, game, shape), side)
     return Group(Text(title, "bold"), layout, Text(KEYS, "dim"))
 
 

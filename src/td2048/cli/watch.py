@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from td2048.cli.options import add_search_arguments, nonnegative_float_arg, nonnegative_int_arg, require_4x4
+from td2048.cli.options import add_search_arguments, nonnegative_float_arg, nonnegative_int_arg
 from td2048.games.tiles import tile_value
 from td2048.io.model import load_model
 from td2048.models import model_or_shipped
@@ -23,12 +23,12 @@ if TYPE_CHECKING:
 
 HELP = "watch a model play one game in the terminal, with the value of every move from the board shown"
 DESCRIPTION = """\
-Play one game with a model and show it move by move: the board in colour, the score, the move
-number, the last move (the one that made the board) and the values of the four moves from the
-board on screen (r + the afterstate's value at the search depth, what td2048 analyze prints for
-that board; illegal moves marked), the one the model plays next marked with >. Keys: space
-pauses and resumes, n or the right arrow plays one move while paused, q quits with the game's
-summary.
+Play one game with a model and show it move by move on the model's board (4x4, 3x3, 2x4, ...):
+the board in colour, the score, the move number, the last move (the one that made the board)
+and the values of the four moves from the board on screen (r + the afterstate's value at the
+search depth, what td2048 analyze prints for that board; illegal moves marked), the one the
+model plays next marked with >. Keys: space pauses and resumes, n or the right arrow plays one
+move while paused, q quits with the game's summary.
 
 When stdout is not a terminal: one line per move (number, move, reward, score, and the four
 values the move was chosen by: those of the board before it), then the final board and the
@@ -66,7 +66,7 @@ class Game:
     """
 
     def __init__(self, agent: Agent, index: int = 0):
-        self.agent, self.game = agent, agent.network.game
+        self.agent, self.game, self.shape = agent, agent.network.game, agent.network.board
         agent.start_game(index)
         self.board = agent.spawn(agent.spawn(agent.empty_board))
         self.score = self.moves = self.reward = 0
@@ -93,13 +93,12 @@ class Game:
         from td2048.cli.terminal import view
 
         return view(title, self.board, self.game, self.score, self.moves, self.direction, self.reward, self.values,
-                    state, self.choice)
+                    state, self.choice, self.shape)
 
 
 def run(args: argparse.Namespace) -> int:
     args.model = model_or_shipped(args.model)
     network, _ = load_model(args.model)
-    require_4x4(network, "td2048 watch plays, for now,")
     search = parse_search(args.depth, args.tt_size, args.limit, args.downgrade, network.game)
     from td2048.cli.terminal import Keys, board_codes, board_text  # the options are good: now the compiled code
     from td2048.play import Agent
@@ -114,8 +113,8 @@ def run(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             ending = "interrupted"
     if not sys.stdout.isatty():
-        print(board_text(game.board, game.game))
-    largest = tile_value(game.game, max(board_codes(game.board)))
+        print(board_text(game.board, game.game, game.shape))
+    largest = tile_value(game.game, max(board_codes(game.board, game.shape)))
     print(f"# {ending}: score {game.score}, {game.moves} moves, largest tile {largest}, "
           f"{time.monotonic() - started:.1f} s (seed {seed})")
     return 130 if ending == "interrupted" else 0

@@ -72,7 +72,22 @@ class BoardShape:
 
     @classmethod
     def parse(cls, text: str) -> BoardShape:
-        """The shape written ``RxC`` (``3x3``, ``2x4``), or one number for a square (``3``)."""
+        """A shape from text.
+
+        Parameters
+        ----------
+        text : str
+            ``RxC``, rows by columns (``3x3``, ``2x4``), or one number for a square (``3``).
+
+        Returns
+        -------
+        BoardShape
+
+        Raises
+        ------
+        TD2048Error
+            For text that is not a shape, or a shape that is not supported.
+        """
         match = re.fullmatch(r"\s*(\d+)\s*(?:[xX×]\s*(\d+))?\s*", str(text))
         if not match:
             raise TD2048Error(f"a board is written RxC, rows by columns (2x2 up to 4x4), not {text!r}")
@@ -106,7 +121,18 @@ class BoardShape:
         return tuple(FRAME * r + c for r in range(self.rows) for c in range(self.cols))
 
     def frame_cell(self, cell: int) -> int:
-        """Frame cell of board cell ``cell``."""
+        """Where a board cell sits in the 4x4 frame.
+
+        Parameters
+        ----------
+        cell : int
+            A cell of the board, 0 .. n_cells - 1, row by row.
+
+        Returns
+        -------
+        int
+            Its frame cell, 4 r + c.
+        """
         return self.frame_cells[cell]
 
     @cached_property
@@ -150,7 +176,13 @@ class BoardShape:
         return tuple(out)
 
     def frame_symmetries(self) -> list[list[int]]:
-        """The symmetries as maps of frame cells (cells off the board map to themselves)."""
+        """The symmetries as maps of frame cells (cells off the board map to themselves).
+
+        Returns
+        -------
+        list of list of int
+            ``[k][c]``: the frame cell where frame cell c lands on the k-th symmetric board.
+        """
         out = []
         for perm in self.symmetries:
             frame = list(range(MAX_CELLS))

@@ -60,7 +60,8 @@ class Values(BaseModel):
 class Analysis(BaseModel):
     """What ``td2048 analyze --json`` prints for the board and depth."""
 
-    board: list[int] = Field(description="the board, 16 tile values, row-major, 0 empty")
+    board: list[int] = Field(description="the board, a tile value per cell (16 on 4x4; GET /api/model's rows x "
+                                         "cols), row-major, 0 empty")
     depth: int
     moves: Values
     best: Literal["up", "right", "down", "left"]
@@ -76,7 +77,7 @@ class MoveAnswer(BaseModel):
 class Placed(BaseModel):
     """A new tile."""
 
-    cell: int = Field(ge=0, le=15, description="0..15, row-major, 0 top-left")
+    cell: int = Field(ge=0, le=15, description="0..15 on 4x4 (0..rows x cols - 1), row-major, 0 top-left")
     tile: int
 
 
@@ -117,7 +118,9 @@ Direction = Literal["up", "right", "down", "left"]
 
 
 def _request_models(engine: Engine):
-    """Request bodies whose schema holds this server's tiles and depths."""
+    """Request bodies whose schema holds this server's tiles, board and depths."""
+    cells = engine.shape.n_cells
+    where = "" if engine.shape.full else f" (the {engine.shape} board)"
     Tile = Annotated[int, WithJsonSchema({"type": "integer", "enum": engine.tiles})]  # noqa: N806
     Depth = Annotated[int, Field(ge=1, le=engine.max_depth)]  # noqa: N806
 
@@ -125,8 +128,8 @@ def _request_models(engine: Engine):
         """A board of the model's game and a search depth (the server's when left out)."""
 
         model_config = _STRICT
-        board: Annotated[list[Tile], Field(min_length=16, max_length=16,
-                                           description="16 tile values, row-major, 0 empty")]
+        board: Annotated[list[Tile], Field(min_length=cells, max_length=cells,
+                                           description=f"{cells} tile values{where}, row-major, 0 empty")]
         depth: Depth | None = None
 
     class NewGame(BaseModel):
@@ -293,6 +296,10 @@ def create_app(engine: Engine, store: GameStore, local: bool = True) -> FastAPI:
             return _error(422, "invalid request")
         # the most telling error first: a value given but wrong, then a key not allowed, then a key missing
         error = min(errors, key=lambda e: {"missing": 2, "extra_forbidden": 1}.get(e.get("type"), 0))
+        if tuple(error.get("loc", ())) == ("body", "board") and error.get("type") in ("too_short", "too_long"):
+            shape = engine.shape
+            return _error(422, f"board: this model plays the {shape} board, {shape.n_cells} tile values (row-major, "
+                               f"0 for empty), not {len(error.get('input', ()))}")
         if any(part in ("PlayerMove", "EngineMove") for e in errors for part in e.get("loc", ())):
             return _error(422, 'a move is {"move": "up", "right", "down" or "left"} or {"engine": true, "depth": N}: '
                           + _one_line(error))

@@ -66,7 +66,7 @@ class Engine:
     Parameters
     ----------
     network : td2048.Network
-        The model's network (2048 or 2584, any cells).
+        The model's network (2048 or 2584, any cells, any board: its boards are ``network.board``).
     header : dict
         The model file's header (for :meth:`model_info`).
     name : str
@@ -97,7 +97,7 @@ class Engine:
         if queue < 0:
             raise TD2048Error(f"--queue must be >= 0, not {queue}")
         self.network, self.header, self.name = network, header, Path(name).name
-        self.game = network.game
+        self.game, self.shape = network.game, network.board
         self.depth, self.max_depth, self.threads, self.queue = depth, max_depth, threads, queue
         self._searches = {d: parse_search(d, 0, game=self.game) for d in range(1, max_depth + 1)}
         self._local = threading.local()  # each worker thread's agents, by depth
@@ -111,14 +111,15 @@ class Engine:
         return [tile_value(self.game, code) for code in range(largest + 1)]
 
     def board(self, tiles: list[int]) -> Board:
-        """A board of this model's game from 16 tile values, checked: tiles of the game, within the model's cells.
+        """A board of this model's game and shape from its tile values (row-major), checked: one per cell of the
+        model's board (16 on 4x4, 9 on 3x3), tiles of the game, within the model's cells.
 
         Raises
         ------
         TD2048Error
-            A list that is not 16 tiles of the game, or a tile past what the model's cells hold.
+            A list that is not one tile of the game per cell, or a tile past what the model's cells hold.
         """
-        board = Board.from_tiles(tiles, self.game)
+        board = Board.from_tiles(tiles, self.game, self.shape)
         self.packed(board)
         return board
 
@@ -197,17 +198,19 @@ class Engine:
 
     def warm(self) -> None:
         """Load (or compile) the search kernels before the first request, on this thread and the workers'."""
-        board = Board.from_tiles([2, 2] + [0] * 14, self.game)
+        board = Board.from_tiles([2, 2] + [0] * (self.shape.n_cells - 2), self.game, self.shape)
         self._agent(min(2, self.max_depth)).analyze(self.packed(board))
         list(self._executor.map(lambda _: self._agent(self.depth), range(self.threads)))
 
     def model_info(self) -> dict:
-        """The game, the network, the method, how it was trained, and this server's depths and threads."""
+        """The game, the board (``"3x3"``, rows, cols), the network, the method, how it was trained, and this
+        server's depths and threads."""
         spec, training = self.network.spec, dict(self.header.get("training", {}))
         for key, value in training.items():
             if isinstance(value, str) and ("/" in value or "\\" in value):
                 training[key] = Path(value).name  # file names only: no path of this machine
-        return {"file": self.name, "game": self.game, "method": self.network.method,
+        return {"file": self.name, "game": self.game, "board": self.shape.name, "rows": self.shape.rows,
+                "cols": self.shape.cols, "method": self.network.method,
                 "network": {"name": spec.name, "tuples": ["".join(f"{c:x}" for c in t) for t in spec.tuples],
                             "isomorphisms": spec.isomorphisms, "cell_bits": self.network.cell_bits,
                             "weights": int(self.network.weights.size)},

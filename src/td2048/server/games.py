@@ -7,12 +7,14 @@ by the player or by the engine::
 
 The slides are :meth:`td2048.Board.slide` (the one set of rules); the new tiles come from the game's
 own random state (its seed), drawn by the same kernel as every td2048 game (:meth:`td2048.Agent.spawn`),
-so a game is the same again from its seed and its moves. Its record is one line of the course's
-record grammar (:mod:`td2048.io.records`), which ``td2048 judge`` checks once the game is over.
+so a game is the same again from its seed and its moves. A game is played on the model's board
+(``network.board``: 4x4, 3x3, 2x4, ...), its cells numbered row by row from the top-left corner. The
+record of a 4x4 game is one line of the course's record grammar (:mod:`td2048.io.records`), which
+``td2048 judge`` checks once the game is over; the course's records hold 4x4 games only.
 
 :class:`GameStore` keeps at most ``max_games`` games, none idle for longer than ``max_age`` seconds:
 the least recently used go first, and a game that was dropped answers :class:`Gone`, not
-:class:`NotFound`. Each game holds 26 bytes per move (its boards, moves, new tiles and rewards).
+:class:`NotFound`. Each game holds at most 26 bytes per move (its boards, moves, new tiles and rewards).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ class ServedGame:
     Parameters
     ----------
     network : td2048.Network
-        The model whose game (2048 or 2584) and cells this game is played on.
+        The model whose game (2048 or 2584), board and cells this game is played on.
     seed : int
         The game's random state's seed (its new tiles).
     game_id : str
@@ -46,17 +48,18 @@ class ServedGame:
     """
 
     def __init__(self, network, seed: int, game_id: str):
-        self.id, self.seed, self.game = game_id, seed, network.game
+        self.id, self.seed, self.game, self.shape = game_id, seed, network.game, network.board
+        self._cells = self.shape.n_cells
         self._wide = network.wide
         self._dealer = Agent(network, seed=seed)  # its random state draws this game's new tiles only
         self.created = self.touched = self.acted = time.time()  # acted: its last move or undo
-        self.boards = bytearray()  # 16 codes per board: after the two start tiles, then after each move's new tile
+        self.boards = bytearray()  # a code per cell a board: after the two start tiles, then after each move's tile
         self.moves = bytearray()  # direction 0..3 of each move
         self.placed = bytearray()  # cell << 2 | code of each new tile: two at the start, then one per move
         self.rewards = array("Q")  # of each move
         self.score = 0
         self.searching = False  # the engine's move is being searched (the server takes one move at a time)
-        board = Board((0,) * 16, self.game)
+        board = Board((0,) * self._cells, self.game, self.shape)
         for _ in range(2):
             board = self._place(board)
         self._push(board)
@@ -69,12 +72,12 @@ class ServedGame:
 
     @property
     def board(self) -> Board:
-        return Board(tuple(self.boards[-16:]), self.game)
+        return Board(tuple(self.boards[-self._cells:]), self.game, self.shape)
 
     def _place(self, board: Board) -> Board:
         packed = board.packed(self._wide or max(board.codes) > 15)  # past 32768 on 4-bit cells: as 5-bit
-        after = Board.from_packed(self._dealer.spawn(packed), self.game)
-        cell = next(i for i in range(16) if after.codes[i] != board.codes[i])
+        after = Board.from_packed(self._dealer.spawn(packed), self.game, self.shape)  # on the board's cells only
+        cell = next(i for i in range(self._cells) if after.codes[i] != board.codes[i])
         self.placed.append(cell << 2 | after.codes[cell])
         return after
 
@@ -127,7 +130,7 @@ class ServedGame:
         """
         if not self.moves:
             raise Conflict(f"game {self.id} has no move to undo")
-        del self.boards[-16:]
+        del self.boards[-self._cells:]
         self.moves.pop()
         self.placed.pop()
         self.score -= self.rewards.pop()
@@ -140,8 +143,8 @@ class ServedGame:
         return {"cell": cell, "tile": tile_value(self.game, code)}
 
     def summary(self) -> dict:
-        """The game now: id, board (16 tile values), score, moves played, largest tile, the legal moves (in the
-        order up, right, down, left; none once the game is over), whether it is over."""
+        """The game now: id, board (its tile values, row-major: rows x cols), score, moves played, largest tile,
+        the legal moves (in the order up, right, down, left; none once the game is over), whether it is over."""
         board = self.board
         return {"id": self.id, "board": [v for row in board.tiles for v in row], "score": self.score,
                 "moves": len(self.moves), "max_tile": board.max_tile, "legal": self.legal, "over": self.over}
@@ -153,7 +156,15 @@ class ServedGame:
                 "placed": [self._placement(i) for i in range(len(self.placed))]}
 
     def record(self, player: str = "td2048", env: str = "random") -> str:
-        """The game as one line of the course's record grammar (``td2048 judge`` checks it once it is over)."""
+        """The game as one line of the course's record grammar (``td2048 judge`` checks it once it is over).
+
+        Raises
+        ------
+        Conflict
+            A game on another board than 4x4: the course's records hold 4x4 games only.
+        """
+        if not self.shape.full:
+            raise Conflict(f"game {self.id} is on the {self.shape} board: the course's records hold 4x4 games only")
         parts = []
         for i, packed in enumerate(self.placed):
             if i >= 2:

@@ -7,6 +7,8 @@ const ARROWS = {up: "\u2191", right: "\u2192", down: "\u2193", left: "\u2190"};
 const KEYS = {ArrowUp: "up", ArrowRight: "right", ArrowDown: "down", ArrowLeft: "left",
               w: "up", d: "right", s: "down", a: "left", W: "up", D: "right", S: "down", A: "left"};
 const codeOf = (tile) => config.values.indexOf(tile);
+// the model's board: rows x cols cells, row-major from the top-left corner (4x4 unless the model says otherwise)
+const ROWS = config.model.rows, COLS = config.model.cols, CELLS = ROWS * COLS, FULL = ROWS === 4 && COLS === 4;
 let tab = "play";
 
 async function api(method, path, body) {
@@ -15,6 +17,20 @@ async function api(method, path, body) {
   const answer = await response.json();
   if (!response.ok) throw new Error(answer.error || response.statusText);
   return answer;
+}
+
+// the cells of a board of the model's shape in a board's element (the viewer's 16 on 4x4), each with data-cell
+function boardCells(board) {
+  if (FULL) return makeCells(board);
+  board.dataset.rows = ROWS;
+  board.dataset.cols = COLS;
+  board.style.setProperty("--cols", COLS);
+  return Array.from({length: CELLS}, (_, i) => {
+    const cell = document.createElement("div");
+    cell.className = "cell";
+    cell.dataset.cell = i;
+    return board.appendChild(cell);
+  });
 }
 
 function paintBoard(cells, tiles) {
@@ -44,7 +60,7 @@ function status(id, text, error = false) {
 }
 
 // ---- Play: a game the server runs; moves by the keyboard, swipes or the engine -------------------
-const play = {game: null, cells: makeCells($("play-board")), chain: Promise.resolve(), engine: false, timer: null};
+const play = {game: null, cells: boardCells($("play-board")), chain: Promise.resolve(), engine: false, timer: null};
 
 // the hint belongs to the board shown: every new board (a move of the player's or the engine's, an undo, a new
 // game, the end of a game) clears it, and h asks for the new board's
@@ -169,7 +185,7 @@ $("play-board").addEventListener("pointerup", (e) => {
 });
 
 // ---- Analyse: a board set by clicking, every move's value -----------------------------------------
-const analysis = {cells: makeCells($("analysis-board")), tiles: new Array(16).fill(0), tile: 2, asked: 0};
+const analysis = {cells: boardCells($("analysis-board")), tiles: new Array(CELLS).fill(0), tile: 2, asked: 0};
 
 function showAnalysisBoard() {
   paintBoard(analysis.cells, analysis.tiles);
@@ -274,5 +290,13 @@ document.addEventListener("keydown", (e) => {
 });
 
 const m = config.model;
-$("model").textContent = `${m.file}: ${m.network.name}, ${m.game}, ${m.method} values`;
+$("model").textContent = `${m.file}: ${m.network.name}, ${m.game}${FULL ? "" : ` on the ${m.board} board`}, ${m.method} values`;
+// the course's records (the record link, the Replay tab) hold 4x4 games: no record of a game on another board
+if (!FULL) {
+  $("record-link").hidden = true;
+  $("replay-board").textContent = `This model plays the ${m.board} board; record files hold 4x4 games (the ` +
+    "course's format), which the replay shows on the 4x4 board.";
+  $("replay-board").hidden = false;
+  $("replay-status").textContent = "Open a record file (td2048 eval --record on a 4x4 model) to replay its games.";
+}
 newGame();
