@@ -1,4 +1,5 @@
-"""The Gymnasium environments against Gymnasium's checker, the plain-Python rules, and each other."""
+"""The Gymnasium environments against Gymnasium's checker, the plain-Python rules, and each other, on 4x4 and on
+the 3x3 and 2x4 boards (``size``)."""
 
 import gymnasium as gym
 import numpy as np
@@ -8,8 +9,12 @@ from naive import move
 
 import td2048
 from td2048 import TD2048Error
+from td2048.envs.boards import Boards
+from td2048.games.shape import as_shape
+from td2048.kernels import env as kernels
 
 GAMES = ("2048", "2584")
+SIZES = (None, 3, (2, 4))  # 4x4 (the default), 3x3, and 2 rows of 4
 
 
 @pytest.mark.parametrize("game", GAMES)
@@ -26,12 +31,17 @@ def _random_legal(rng, mask) -> int:
 
 
 @pytest.mark.parametrize("game", GAMES)
-def test_steps_follow_the_rules(game):
-    """Every legal step is the plain-Python slide plus one new tile (code 1 or 2) on an empty cell; the
-    mask holds exactly the moves that change the board; an illegal action changes nothing."""
-    env = gym.make(f"td2048/{game}-v0").unwrapped
+@pytest.mark.parametrize("size", SIZES)
+def test_steps_follow_the_rules(game, size):
+    """Every legal step is the plain-Python slide (on the board's R x C grid) plus one new tile (code 1 or 2) on
+    an empty cell; the mask holds exactly the moves that change the board; an illegal action changes nothing;
+    the frame's cells off the board stay empty."""
+    env = gym.make(f"td2048/{game}-v0", size=size).unwrapped
+    shape = as_shape(size)
+    off_board = ~np.uint64(shape.cells_mask * 15)
     rng = np.random.default_rng(1)
     obs, info = env.reset(seed=7)
+    assert obs.shape == (shape.rows, shape.cols) and env.board == shape
     assert (obs > 0).sum() == 2 and set(obs[obs > 0].tolist()) <= {1, 2}
     games = illegal_seen = 0
     max_code = 31 if game == "2584" else 15
@@ -54,6 +64,7 @@ def test_steps_follow_the_rules(game):
         placed = np.array(obs) - np.array(after)
         assert reward == gain and not info["illegal"] and not truncated and info["score"] == score + gain
         assert (placed != 0).sum() == 1 and placed.max() in (1, 2) and np.array(after)[placed != 0] == 0
+        assert not (env._boards.boards[0] & off_board).any() and info["max_tile"] == env.tiles.max()
         if terminated:
             assert info["action_mask"].sum() == 0
             assert all(move(obs.tolist(), d, max_code, game)[0] == obs.tolist() for d in range(4))
@@ -65,14 +76,15 @@ def test_steps_follow_the_rules(game):
 
 
 @pytest.mark.parametrize("game", GAMES)
-def test_vector_env_plays_the_single_envs_games(game):
+@pytest.mark.parametrize("size", [None, 3])
+def test_vector_env_plays_the_single_envs_games(game, size):
     """Board i of a vector environment reset with seed s plays the single environment's game of seed s + i,
     step for step, through the ends of games (next-step autoreset), with 1 and 2 threads."""
-    n, seed, steps = 5, 40, 1500
+    n, seed, steps = 5, 40, 1500 if size is None else 600
     rng = np.random.default_rng(3)
-    vector = [gym.make_vec(f"td2048/{game}-v0", num_envs=n, num_threads=threads) for threads in (1, 2)]
+    vector = [gym.make_vec(f"td2048/{game}-v0", num_envs=n, num_threads=threads, size=size) for threads in (1, 2)]
     assert isinstance(vector[0], td2048.TileGameVectorEnv)
-    singles = [gym.make(f"td2048/{game}-v0").unwrapped for _ in range(n)]
+    singles = [gym.make(f"td2048/{game}-v0", size=size).unwrapped for _ in range(n)]
     results = [v.reset(seed=seed) for v in vector]
     single = [env.reset(seed=seed + i) for i, env in enumerate(singles)]
     ended = np.zeros(n, bool)
@@ -273,3 +285,87 @@ def test_renders():
     vector.reset(seed=2)
     frames = vector.render()
     assert len(frames) == 2 and frames[0].shape == (400, 400, 3) and frames[0].dtype == np.uint8
+
+
+@pytest.mark.parametrize("game", GAMES)
+@pytest.mark.parametrize("size", [3, (2, 4)])
+def test_gymnasium_checker_on_other_boards(game, size):
+    """Gymnasium's checker passes on the 3x3 and 2x4 boards; observations, spaces and pictures have the board's
+    rows and columns."""
+    rows, cols = as_shape(size).rows, as_shape(size).cols
+    planes = 16 if game == "2048" else 32
+    env = gym.make(f"td2048/{game}-v0", size=size, render_mode="rgb_array")
+    check_env(env.unwrapped, skip_render_check=False)
+    env.reset(seed=1)
+    assert env.render().shape == (100 * rows, 100 * cols, 3)
+    spaces = {kind: td2048.TileGameEnv(game=game, size=size, observation=kind).observation_space
+              for kind in ("codes", "onehot", "onehot_flat")}
+    assert spaces["codes"].shape == (rows, cols) and spaces["onehot"].shape == (planes, rows, cols)
+    assert spaces["onehot_flat"].shape == (planes * rows * cols,)
+    check_env(gym.make(f"td2048/{game}-v0", size=size, observation="onehot_flat").unwrapped)
+
+
+@pytest.mark.parametrize("size", [3, (2, 4), "3x4"])
+def test_observations_agree_on_other_boards(size):
+    """On a smaller board the three observations say the same thing, and a vector environment with copy=False
+    hands out its own codes, rows x cols, which every step rewrites."""
+    shape = as_shape(size)
+    envs = {kind: td2048.TileGameEnv(game="2584", size=size, observation=kind)
+            for kind in ("codes", "onehot", "onehot_flat")}
+    obs = {kind: env.reset(seed=8)[0] for kind, env in envs.items()}
+    for _ in range(6):
+        action = int(np.argmax(envs["codes"].action_masks()))
+        obs = {kind: env.step(action)[0] for kind, env in envs.items()}
+    assert (obs["codes"] > 0).sum() >= 2 and envs["codes"].tiles.shape == (shape.rows, shape.cols)
+    assert np.array_equal(obs["onehot"].argmax(0), obs["codes"])
+    assert np.array_equal(obs["onehot_flat"].reshape(32, shape.rows, shape.cols), obs["onehot"])
+    own = td2048.TileGameVectorEnv(3, size=size, copy=False)
+    copies = td2048.TileGameVectorEnv(3, size=size)
+    first, infos = own.reset(seed=2)
+    assert np.array_equal(first, copies.reset(seed=2)[0]) and first.shape == (3, shape.rows, shape.cols)
+    for _ in range(4):
+        actions = np.argmax(infos["action_mask"], 1)
+        out, _, _, _, infos = own.step(actions)
+        assert out is first and np.array_equal(out, copies.step(actions)[0])
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_the_4x4_kernels_are_the_general_ones(wide):
+    """The 4x4 board's kernels (its shape's values as constants) and the general kernels given the 4x4 shape's
+    arguments play the same games, array for array."""
+    boards = [Boards(8, "2584" if wide else "2048", rules=None) for _ in range(2)]
+    general = boards[1]
+    general._kernel = kernels.step_wide if wide else kernels.step_narrow
+    general.shape_args = (np.uint64(0x1111111111111111), np.int64(0), np.int64(4), np.int64(4))
+    rng = np.random.default_rng(4)
+    for b in boards:
+        b.seed(range(8))
+        b.reset()
+    for _ in range(800):
+        actions = rng.integers(0, 4, 8)
+        for b in boards:
+            b.step(actions)
+        for name in ("boards", "afters", "gains", "rngs", "codes", "rewards", "terminated", "truncated", "masks",
+                     "counts"):
+            assert np.array_equal(getattr(boards[0], name), getattr(general, name)), name
+    assert general.counts[kernels.MOVES].sum() > 0
+
+
+@pytest.mark.parametrize("size", [5, (1, 4), "abc", (3, 3, 3), 2.5, True, (4, 5)])
+def test_a_bad_size_is_one_clear_error(size):
+    for make in (lambda: td2048.TileGameEnv(size=size), lambda: gym.make("td2048/2048-v0", size=size),
+                 lambda: gym.make_vec("td2048/2584-v0", num_envs=2, size=size)):
+        with pytest.raises(TD2048Error, match="size") as error:
+            make()
+        assert "\n" not in str(error.value)
+
+
+def test_renders_on_other_boards():
+    env = gym.make("td2048/2048-v0", size=(2, 4), render_mode="ansi")
+    env.reset(seed=2)
+    text = env.render()
+    assert text.count("\n") == 3 and "score 0" in text and len(text.splitlines()[0].split()) == 4
+    vector = gym.make_vec("td2048/2584-v0", num_envs=2, size="3x2", render_mode="rgb_array")
+    vector.reset(seed=2)
+    frames = vector.render()
+    assert len(frames) == 2 and frames[0].shape == (300, 200, 3) and frames[0].dtype == np.uint8

@@ -26,21 +26,23 @@ torch.set_num_threads(1)
 SMALL = {"n_steps": 128, "batch_size": 128, "n_epochs": 1, "policy_kwargs": {"net_arch": [32]}, "seed": 0}
 
 
-@pytest.mark.parametrize("game", ["2048", "2584"])
-def test_sb3_check_env_without_warnings(game):
-    env = gym.make(f"td2048/{game}-v0", observation="onehot_flat")
+@pytest.mark.parametrize(("game", "size"), [("2048", None), ("2584", None), ("2048", 3), ("2584", (2, 4))])
+def test_sb3_check_env_without_warnings(game, size):
+    env = gym.make(f"td2048/{game}-v0", observation="onehot_flat", size=size)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         check_env(env)
 
 
-@pytest.mark.parametrize(("game", "on_illegal"), [("2048", "ignore"), ("2584", "penalty"), ("2048", "end")])
-def test_sb3_vec_env_plays_dummy_vec_envs_games(game, on_illegal):
+@pytest.mark.parametrize(("game", "on_illegal", "size"), [("2048", "ignore", None), ("2584", "penalty", None),
+                                                          ("2048", "end", None), ("2584", "ignore", 3)])
+def test_sb3_vec_env_plays_dummy_vec_envs_games(game, on_illegal, size):
     """TileGameSB3VecEnv gives what SB3's DummyVecEnv over TileGameEnv gives, seed for seed and step for step:
     observations, rewards, dones and infos (terminal_observation and TimeLimit.truncated at the resets in the
-    same step), through game ends, illegal moves and truncations, with 1 and 2 threads."""
-    n, steps = 6, 1200
-    kwargs = {"game": game, "on_illegal": on_illegal, "max_illegal": 3, "max_episode_steps": 150}
+    same step), through game ends, illegal moves and truncations, with 1 and 2 threads (on 4x4 and 3x3)."""
+    n, steps = 6, 1200 if size is None else 400
+    kwargs = {"game": game, "on_illegal": on_illegal, "max_illegal": 3, "size": size,
+              "max_episode_steps": 150 if size is None else 40}
     ours = [TileGameSB3VecEnv(n, num_threads=t, full_infos=True, **kwargs) for t in (1, 2)]
     dummy = DummyVecEnv([lambda: td2048.TileGameEnv(observation="onehot_flat", **kwargs) for _ in range(n)])
     for env in (*ours, dummy):
@@ -135,3 +137,17 @@ def test_pufferlib_plays_games():
                     games += 1
                     obs, info = env.reset()
         assert steps > 20 and obs.size == np.prod(env.observation_space.shape)
+
+
+def test_maskable_ppo_on_the_3x3_board():
+    """MaskablePPO takes the 3x3 board, both as the single environment and as the SB3 vector environment (a few
+    hundred steps each), and its games end and are counted."""
+    single = gym.make("td2048/2048-v0", size=3, observation="onehot_flat")
+    assert single.observation_space.shape == (16 * 9,)
+    MaskablePPO("MlpPolicy", single, **{**SMALL, "n_steps": 64, "batch_size": 64}).learn(128)
+    env = VecMonitor(TileGameSB3VecEnv(4, size=3))
+    assert env.reset().shape == (4, 144) and env.get_attr("board")[0] == td2048.BoardShape(3, 3)
+    model = MaskablePPO("MlpPolicy", env, **{**SMALL, "n_steps": 64, "batch_size": 256}).learn(256)
+    assert len(model.ep_info_buffer) > 0
+    rewards, lengths = evaluate_masked(model, env, n_eval_episodes=4, deterministic=True, return_episode_rewards=True)
+    assert len(rewards) >= 4 and min(lengths) > 0

@@ -6,6 +6,7 @@ and Gymnasium are imported, in either order::
 
     env = gym.make("td2048/2048-v0")                      # one game
     envs = gym.make_vec("td2048/2048-v0", num_envs=4096)  # thousands, one compiled call a step
+    small = gym.make("td2048/2048-v0", size=3)            # on the 3x3 board; size=(2, 4): 2 rows of 4
 
 ``import td2048`` does not import Gymnasium itself (a third of the CLI's start-up time): a
 post-import hook registers the environments when Gymnasium is imported. (``wrapt`` has such

@@ -1,7 +1,12 @@
 """Boards stepped together by the compiled kernels of :mod:`td2048.kernels.env`: the one core
 under every environment (the single one is this with one board; the Stable-Baselines3 one
 restarts ended games in the same step), so that they all play the same games from the same
-seeds. The environments' options are checked here, once for all of them."""
+seeds. The environments' options are checked here, once for all of them.
+
+A board of any shape (:mod:`td2048.games.shape`) sits in the top-left corner of the 4x4 frame, so
+the kernels step every shape; they take the shape's new-tile cells, the place of its columns'
+table and its rows and columns as arguments (the 4x4 board's own kernels hold them as constants),
+and write the codes of its own cells only."""
 
 from __future__ import annotations
 
@@ -11,9 +16,10 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from td2048.errors import TD2048Error
-from td2048.games.game2048 import row_table
+from td2048.games.game2048 import row_table, vertical_offset
+from td2048.games.shape import BoardShape, as_shape
 from td2048.games.tiles import tile_value
-from td2048.games.wide import wide_row_table
+from td2048.games.wide import wide_row_table, wide_vertical_offset
 from td2048.kernels import env as kernels
 from td2048.rng import make_rng_state
 
@@ -32,6 +38,21 @@ def check_game(game: str, cells: int | None) -> int:
     if cells not in (4, 5) or (game == "2584" and cells != 5):
         raise TD2048Error(f"cells must be 4 or 5 for 2048 and 5 for 2584, not {cells!r}")
     return cells
+
+
+def check_size(size) -> BoardShape:
+    """The board of the environments' ``size``: an int (a square), ``(rows, cols)``, ``"RxC"`` or a
+    :class:`~td2048.games.shape.BoardShape`; None is 4x4."""
+    def whole(n) -> bool:
+        return isinstance(n, int | np.integer) and not isinstance(n, bool)
+
+    pair = isinstance(size, tuple | list) and len(size) == 2 and all(whole(n) for n in size)
+    if not (whole(size) or pair or isinstance(size, str | BoardShape | None)):
+        raise TD2048Error(f"size must be an int, (rows, cols), 'RxC' or a BoardShape, not {size!r}")
+    try:
+        return as_shape(int(size) if isinstance(size, np.integer) else size)
+    except TD2048Error as e:
+        raise TD2048Error(f"size={size!r}: {e}") from None
 
 
 def check_choice(name: str, value, choices) -> None:
@@ -100,19 +121,32 @@ class Boards:
         Threads that step disjoint ranges of the boards.
     rules : numpy.ndarray or None
         From :func:`make_rules` (None: its defaults).
+    size : int or tuple or str or BoardShape or None
+        The board (see :func:`check_size`; None: 4x4).
     """
 
     def __init__(self, n: int, game: str = "2048", cells: int | None = None, threads: int = 1,
-                 rules: np.ndarray | None = None):
+                 rules: np.ndarray | None = None, size=None):
         _positive_int("the number of boards", n)
         _positive_int("threads", threads)
         self.n, self.game, self.threads = int(n), game, min(threads, n)
         self.cells = check_game(game, cells)
+        self.shape = shape = check_size(size)
+        self.n_cells = shape.n_cells
         self.wide = self.cells == 5
         self.max_code = 31 if self.wide else 15
         self.planes = self.max_code + 1
         self.values = np.array([tile_value(game, c) for c in range(self.max_code + 1)], np.int64)
-        self.table = wide_row_table(game) if self.wide else row_table()
+        self.table = wide_row_table(game, shape) if self.wide else row_table(shape)
+        vertical = wide_vertical_offset(shape) if self.wide else vertical_offset(shape)
+        # the shape as the kernels take it: new-tile cells, the columns' table, rows and columns (the 4x4
+        # board's kernels hold its values as constants)
+        self.shape_args = () if shape.full else (np.uint64(shape.cells_mask), np.int64(vertical),
+                                                 np.int64(shape.rows), np.int64(shape.cols))
+        if shape.full:
+            self._kernel = kernels.step_wide_4x4 if self.wide else kernels.step_narrow_4x4
+        else:
+            self._kernel = kernels.step_wide if self.wide else kernels.step_narrow
         self.rules = make_rules() if rules is None else rules
         words = (n, 2) if self.wide else (n,)
         self.boards = np.zeros(words, np.uint64)
@@ -120,7 +154,8 @@ class Boards:
         self.gains = np.zeros((n, 4), np.int64)
         self.rngs = np.zeros((n, 4), np.uint64)
         self.pending = np.ones(n, np.bool_)  # every board starts a new game at its first step
-        self.codes = np.zeros((n, 16), np.int8)  # the observation: 16 cell codes a board, row-major
+        # the observation: the board's cell codes, row-major, in the first n_cells of 16 bytes a board
+        self.codes = np.zeros((n, 16), np.int8)
         self.rewards = np.zeros(n, np.float64)  # as Gymnasium hands them out: no conversion a step
         self.terminated = np.zeros(n, np.bool_)
         self.truncated = np.zeros(n, np.bool_)
@@ -173,10 +208,10 @@ class Boards:
         """Move every board by its action (a board whose game ended at the last step starts a new one
         instead); ``starts_only``: only such boards move."""
         out = self.codes if self.wide else self.codes.view(np.uint64)
-        fn = kernels.step_wide if self.wide else kernels.step_narrow
+        fn = self._kernel
         args = (self.table, self.values, self.row_top, self.boards, self.afters, self.gains, self.rngs, self.pending,
                 actions, self.rules, out, self.rewards, self.terminated, self.truncated, self.illegal, self.masks,
-                self.counts, starts_only)
+                self.counts, starts_only, *self.shape_args)
         if self._pool is None:
             fn(*args, 0, self.n)
             return
@@ -200,7 +235,7 @@ class Boards:
         or ``out`` filled."""
         codes = self.codes if rows is None else self.codes[rows]
         if kind == "codes":
-            shaped = codes.reshape(-1, 4, 4)
+            shaped = self.grids(codes)
             if out is None:
                 return shaped.copy()
             out[...] = shaped
@@ -208,22 +243,28 @@ class Boards:
         if out is None:
             shape, dtype = self.observation_shape(kind)
             out = np.empty((len(codes), *shape), dtype)
-        flat = out.reshape(len(codes), self.planes * 16)
-        kernels.onehot(codes, flat)
+        flat = out.reshape(len(codes), self.planes * self.n_cells)
+        kernels.onehot(codes, self.n_cells, flat)
         return out
+
+    def grids(self, codes: np.ndarray | None = None) -> np.ndarray:
+        """The boards' codes as ``int8[n, rows, cols]``: a view of ``codes`` (the boards' own by default)."""
+        codes = self.codes if codes is None else codes
+        return codes[:, :self.n_cells].reshape(-1, self.shape.rows, self.shape.cols)
 
     def observation_shape(self, kind: str) -> tuple[tuple[int, ...], type]:
         """(shape, dtype) of one board's observation as ``kind``."""
         check_choice("observation", kind, OBSERVATIONS)
+        rows, cols = self.shape.rows, self.shape.cols
         if kind == "codes":
-            return (4, 4), np.int8
+            return (rows, cols), np.int8
         if kind == "onehot":
-            return (self.planes, 4, 4), np.uint8
-        return (self.planes * 16,), np.float32
+            return (self.planes, rows, cols), np.uint8
+        return (self.planes * self.n_cells,), np.float32
 
     def tiles(self, i: int) -> np.ndarray:
-        """Board ``i`` as a 4x4 array of tile values."""
-        return self.values[self.codes[i]].reshape(4, 4)
+        """Board ``i`` as a rows x cols array of tile values."""
+        return self.values[self.grids()[i]]
 
     def close(self) -> None:
         if self._pool is not None:

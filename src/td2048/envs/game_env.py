@@ -1,7 +1,8 @@
 """The Gymnasium environments: one game (``td2048/2048-v0``, ``td2048/2584-v0``) and many at once.
 
-Both step the compiled rules of training (:mod:`td2048.kernels.env`); the single environment
-is the vector one's core with one board, so that board ``i`` of a vector environment reset with
+Both step the compiled rules of training (:mod:`td2048.kernels.env`), on the 4x4 board or any
+other of 2 to 4 rows and columns (``size``); the single environment is the vector one's core with
+one board, so that board ``i`` of a vector environment reset with
 seed ``s`` plays the game of a single environment reset with seed ``s + i``, step for step.
 Their specification (spaces, rewards, ends of episodes, options) is in the classes' docstrings.
 """
@@ -36,11 +37,12 @@ class TileGameEnv(gym.Env):
 
     Description
     -----------
-    The 4x4 board of [2048](https://play2048.co/) (tiles 2, 4, 8, ...: two equal tiles merge) or of
-    2584 (Fibonacci tiles 1, 2, 3, 5, ...: two neighbours in the sequence merge, and so do two 1s).
-    Each legal move slides every tile as far as it goes and adds a new tile (a 2 or a 4 in 2048, a 1
-    or a 2 in 2584, p = 0.9 and 0.1) on a uniformly chosen empty cell. Registered as
-    ``gymnasium.make("td2048/2048-v0")`` and ``gymnasium.make("td2048/2584-v0")``.
+    The board of [2048](https://play2048.co/) (tiles 2, 4, 8, ...: two equal tiles merge) or of
+    2584 (Fibonacci tiles 1, 2, 3, 5, ...: two neighbours in the sequence merge, and so do two 1s):
+    4x4, or any of 2 to 4 rows and 2 to 4 columns with ``size`` (``size=3``: 3x3; ``size=(2, 4)``:
+    2 rows of 4 cells). Each legal move slides every tile as far as it goes and adds a new tile (a 2
+    or a 4 in 2048, a 1 or a 2 in 2584, p = 0.9 and 0.1) on a uniformly chosen empty cell. Registered
+    as ``gymnasium.make("td2048/2048-v0")`` and ``gymnasium.make("td2048/2584-v0")``.
 
     Action Space
     ------------
@@ -50,16 +52,17 @@ class TileGameEnv(gym.Env):
 
     Observation Space
     -----------------
-    The 16 cells as *codes*: 0 for an empty cell; in 2048 code k is the tile 2**k, in 2584 code k is
-    the (k+1)-th Fibonacci number (1, 2, 3, 5, ...). ``planes`` is 16 for 2048 on 4-bit cells
-    (tiles up to 32768) and 32 on 5-bit cells (2048 with ``cells=5``, and 2584).
+    The board's cells as *codes*: 0 for an empty cell; in 2048 code k is the tile 2**k, in 2584 code
+    k is the (k+1)-th Fibonacci number (1, 2, 3, 5, ...). ``planes`` is 16 for 2048 on 4-bit cells
+    (tiles up to 32768) and 32 on 5-bit cells (2048 with ``cells=5``, and 2584). Below, R x C is the
+    board (4x4 unless ``size`` says otherwise).
 
-    - ``"codes"`` (default): ``Box(0, planes - 1, (4, 4), int8)``, row by row.
-    - ``"onehot"``: ``Box(0, 1, (planes, 4, 4), uint8)``, plane k marks the cells that hold code k
+    - ``"codes"`` (default): ``Box(0, planes - 1, (R, C), int8)``, row by row.
+    - ``"onehot"``: ``Box(0, 1, (planes, R, C), uint8)``, plane k marks the cells that hold code k
       (a shape that Stable-Baselines3 takes for an image).
-    - ``"onehot_flat"``: ``Box(0, 1, (planes * 16,), float32)``, the same planes one after the other:
-      the one that Stable-Baselines3 (``check_env``, ``MlpPolicy``) and PufferLib take without a
-      warning.
+    - ``"onehot_flat"``: ``Box(0, 1, (planes * R * C,), float32)``, the same planes one after the
+      other: the one that Stable-Baselines3 (``check_env``, ``MlpPolicy``) and PufferLib take
+      without a warning.
 
     Rewards
     -------
@@ -85,7 +88,10 @@ class TileGameEnv(gym.Env):
     Arguments
     ---------
     ``gymnasium.make("td2048/2048-v0", observation="onehot_flat", on_illegal="penalty")`` passes its
-    keyword arguments to this class; ``td2048.TileGameEnv(...)`` takes the same.
+    keyword arguments to this class; ``td2048.TileGameEnv(...)`` takes the same. The board is
+    ``size``, as in gymnasium-2048 (``size=4``) and Jumanji's ``board_size``, widened to rectangles:
+    ``gymnasium.make("td2048/2048-v0", size=3)``, ``size=(2, 4)`` (rows, columns), ``size="3x4"`` or
+    a ``td2048.BoardShape``; the attribute ``board`` is that ``BoardShape``.
 
     Every step's ``info`` holds ``action_mask`` (``int8[4]``, 1 for each legal move), ``illegal``
     (the step's action was illegal), ``score`` (the game's score so far), ``moves`` (its legal moves
@@ -95,6 +101,9 @@ class TileGameEnv(gym.Env):
     ----------
     game : {"2048", "2584"}
         The game.
+    size : int or tuple of int or str or BoardShape or None
+        The board: ``n`` (n x n), ``(rows, cols)``, ``"RxC"`` or a ``BoardShape``, 2 to 4 rows and 2 to 4
+        columns; None (the default) is 4x4.
     cells : int or None
         Bits per cell: 4 (2048's default: tiles up to 32768, two of which do not merge; the fastest)
         or 5 (tiles to 2**31; 2584 always).
@@ -110,7 +119,8 @@ class TileGameEnv(gym.Env):
     max_episode_steps : int or None
         Steps that truncate the game (None: no limit).
     render_mode : {"ansi", "rgb_array"} or None
-        ``render()``'s picture: the board as text, or as a 400x400 RGB array in the game's colours.
+        ``render()``'s picture: the board as text, or as an RGB array in the game's colours, 100 pixels
+        a cell (400x400 for 4x4).
 
     Raises
     ------
@@ -122,19 +132,21 @@ class TileGameEnv(gym.Env):
     - v0: the compiled rules of training; the legal-move mask in ``info`` and ``action_masks()``;
       illegal moves as ``on_illegal`` says, truncated after ``max_illegal`` in a row (formerly they
       never ended the game); ``max_episode_steps`` counts every step in both environments (formerly
-      the vector environment counted legal moves only); the ``"onehot_flat"`` observation.
+      the vector environment counted legal moves only); the ``"onehot_flat"`` observation; boards
+      of other shapes (``size``).
     """
 
     metadata = {"render_modes": RENDER_MODES, "render_fps": 8}
 
     def __init__(self, game: str = "2048", cells: int | None = None, observation: str = "codes",
                  on_illegal: str = "ignore", illegal_penalty: float = 1.0, max_illegal: int = DEFAULT_MAX_ILLEGAL,
-                 max_episode_steps: int | None = None, render_mode: str | None = None):
+                 max_episode_steps: int | None = None, render_mode: str | None = None, size=None):
         check_render_mode(render_mode)
         rules = make_rules(on_illegal, illegal_penalty, max_illegal, max_episode_steps)
-        self._boards = Boards(1, game, cells, rules=rules)
+        self._boards = Boards(1, game, cells, rules=rules, size=size)
         self._action = np.zeros(1, np.int64)  # the step's action, as the kernel takes it
         self.game, self.observation, self.on_illegal = game, observation, on_illegal
+        self.board = self._boards.shape  # the BoardShape that size names
         self.observation_space = observation_space(self._boards, observation)
         self.action_space = spaces.Discrete(4)
         self.render_mode = render_mode
@@ -152,7 +164,7 @@ class TileGameEnv(gym.Env):
 
     @property
     def tiles(self) -> np.ndarray:
-        """The board as a 4x4 array of tile values."""
+        """The board as an array of tile values, rows x columns."""
         return self._boards.tiles(0)
 
     def _obs(self) -> np.ndarray:
@@ -224,8 +236,8 @@ class TileGameEnv(gym.Env):
         return self._obs(), float(b.rewards[0]), bool(b.terminated[0]), bool(b.truncated[0]), self._info()
 
     def render(self) -> str | np.ndarray | None:
-        """The board as ``render_mode`` asks: text with the score (``"ansi"``), ``uint8[400, 400, 3]``
-        (``"rgb_array"``), or None.
+        """The board as ``render_mode`` asks: text with the score (``"ansi"``), ``uint8[100 R, 100 C, 3]``
+        on an R x C board (``"rgb_array"``; 400x400 for 4x4), or None.
 
         Returns
         -------
@@ -235,7 +247,7 @@ class TileGameEnv(gym.Env):
         if self.render_mode == "ansi":
             return board_text(self.tiles, self.score)
         if self.render_mode == "rgb_array":
-            return board_rgb(self._boards.codes[0], self.game)
+            return board_rgb(self._boards.grids()[0], self.game)
         return None
 
     def close(self) -> None:
@@ -263,8 +275,9 @@ class TileGameVectorEnv(VectorEnv):
 
     Observation Space
     -----------------
-    The single environment's observation for each board, stacked: ``(num_envs, 4, 4)`` int8 codes,
-    ``(num_envs, planes, 4, 4)`` uint8 one-hot planes or ``(num_envs, planes * 16)`` float32.
+    The single environment's observation for each board, stacked: on an R x C board (4x4 unless
+    ``size`` says otherwise), ``(num_envs, R, C)`` int8 codes, ``(num_envs, planes, R, C)`` uint8
+    one-hot planes or ``(num_envs, planes * R * C)`` float32.
 
     Rewards
     -------
@@ -288,7 +301,8 @@ class TileGameVectorEnv(VectorEnv):
     Arguments
     ---------
     ``gymnasium.make_vec("td2048/2048-v0", num_envs=4096, observation="onehot_flat")`` passes its
-    keyword arguments to this class; ``td2048.TileGameVectorEnv(...)`` takes the same.
+    keyword arguments to this class; ``td2048.TileGameVectorEnv(...)`` takes the same
+    (``size=3`` for 3x3 boards, as in ``TileGameEnv``).
 
     ``infos`` follows Gymnasium's vector convention: for each key of the single environment's info
     an array over the boards (``action_mask`` ``int8[n, 4]``, ``illegal`` ``bool[n]``, ``score``,
@@ -301,6 +315,8 @@ class TileGameVectorEnv(VectorEnv):
         The number of boards.
     game : {"2048", "2584"}
         The game.
+    size : int or tuple of int or str or BoardShape or None
+        The board (see ``TileGameEnv``; None: 4x4).
     cells : int or None
         Bits per cell (see ``TileGameEnv``).
     observation : {"codes", "onehot", "onehot_flat"}
@@ -329,7 +345,8 @@ class TileGameVectorEnv(VectorEnv):
     Version History
     ---------------
     - v0: as ``TileGameEnv``'s; ``reset(options={"reset_mask": ...})`` resets only the boards
-      asked for; the infos hold ``score``, ``moves`` and ``max_tile`` as the single environment's do.
+      asked for; the infos hold ``score``, ``moves`` and ``max_tile`` as the single environment's do;
+      boards of other shapes (``size``).
     """
 
     metadata = {"render_modes": RENDER_MODES, "render_fps": 8, "autoreset_mode": AutoresetMode.NEXT_STEP}
@@ -337,11 +354,12 @@ class TileGameVectorEnv(VectorEnv):
     def __init__(self, num_envs: int = 1, game: str = "2048", cells: int | None = None, observation: str = "codes",
                  on_illegal: str = "ignore", illegal_penalty: float = 1.0, max_illegal: int = DEFAULT_MAX_ILLEGAL,
                  max_episode_steps: int | None = None, num_threads: int = 1, copy: bool = True,
-                 render_mode: str | None = None):
+                 render_mode: str | None = None, size=None):
         check_render_mode(render_mode)
         rules = make_rules(on_illegal, illegal_penalty, max_illegal, max_episode_steps)
-        self._boards = Boards(num_envs, game, cells, num_threads, rules)
+        self._boards = Boards(num_envs, game, cells, num_threads, rules, size)
         self.num_envs, self.game, self.observation, self.on_illegal = num_envs, game, observation, on_illegal
+        self.board = self._boards.shape  # the BoardShape that size names
         self.single_observation_space = observation_space(self._boards, observation)
         self.single_action_space = spaces.Discrete(4)
         self.observation_space = gym.vector.utils.batch_space(self.single_observation_space, num_envs)
@@ -353,7 +371,7 @@ class TileGameVectorEnv(VectorEnv):
         self.copy = copy  # False: step returns the environment's own arrays, overwritten by the next step
         self._obs_buffer = None if copy else self._boards.observations(observation)
         if not copy and observation == "codes":  # the boards' own cells, with no copy at all
-            self._obs_buffer = self._boards.codes.reshape(num_envs, 4, 4)
+            self._obs_buffer = self._boards.grids()
 
     def _out(self, array: np.ndarray) -> np.ndarray:
         return array.copy() if self.copy else array
@@ -462,7 +480,8 @@ class TileGameVectorEnv(VectorEnv):
         if self.render_mode == "ansi":
             return tuple(board_text(self._boards.tiles(i), int(self._boards.scores[i])) for i in range(self.num_envs))
         if self.render_mode == "rgb_array":
-            return tuple(board_rgb(self._boards.codes[i], self.game) for i in range(self.num_envs))
+            grids = self._boards.grids()
+            return tuple(board_rgb(grids[i], self.game) for i in range(self.num_envs))
         return None
 
     def close_extras(self, **kwargs) -> None:

@@ -43,8 +43,8 @@ class TileGameSB3VecEnv(VecEnv):
     Observation Space
     -----------------
     One game's observation (see ``TileGameEnv``); ``step`` and ``reset`` give ``num_envs`` of them
-    stacked. The default, ``"onehot_flat"`` (``float32[planes * 16]``), is the one that SB3 takes
-    without a warning.
+    stacked. The default, ``"onehot_flat"`` (``float32[planes * R * C]`` on an R x C board, 4x4
+    unless ``size`` says otherwise), is the one that SB3 takes without a warning.
 
     Rewards
     -------
@@ -80,6 +80,8 @@ class TileGameSB3VecEnv(VecEnv):
         The number of games.
     game : {"2048", "2584"}
         The game.
+    size : int or tuple of int or str or BoardShape or None
+        The board (see ``TileGameEnv``: ``size=3`` is 3x3, ``size=(2, 4)`` 2 rows of 4; None: 4x4).
     cells : int or None
         Bits per cell (see ``TileGameEnv``).
     observation : {"onehot_flat", "codes", "onehot"}
@@ -106,19 +108,20 @@ class TileGameSB3VecEnv(VecEnv):
 
     Version History
     ---------------
-    - v0: first version.
+    - v0: first version; boards of other shapes (``size``).
     """
 
     def __init__(self, num_envs: int = 1, game: str = "2048", cells: int | None = None,
                  observation: str = "onehot_flat", on_illegal: str = "ignore", illegal_penalty: float = 1.0,
                  max_illegal: int = DEFAULT_MAX_ILLEGAL, max_episode_steps: int | None = None, num_threads: int = 1,
-                 full_infos: bool = False, render_mode: str | None = None):
+                 full_infos: bool = False, render_mode: str | None = None, size=None):
         check_render_mode(render_mode)
         if render_mode == "ansi":
             raise TD2048Error("render_mode must be 'rgb_array' or None (SB3 tiles the games' images)")
         rules = make_rules(on_illegal, illegal_penalty, max_illegal, max_episode_steps)
-        self._boards = Boards(num_envs, game, cells, num_threads, rules)
+        self._boards = Boards(num_envs, game, cells, num_threads, rules, size)
         self.game, self.observation, self.on_illegal = game, observation, on_illegal
+        self.board = self._boards.shape  # the BoardShape that size names
         self.max_episode_steps = max_episode_steps
         self.full_infos = bool(full_infos)
         self.render_mode = render_mode
@@ -296,7 +299,7 @@ class TileGameSB3VecEnv(VecEnv):
         return [False] * len(list(self._get_indices(indices)))
 
     def get_images(self) -> Sequence[np.ndarray | None]:
-        """Every game's picture (``uint8[400, 400, 3]``) with ``render_mode="rgb_array"``.
+        """Every game's picture (``uint8[100 R, 100 C, 3]`` on an R x C board) with ``render_mode="rgb_array"``.
 
         Returns
         -------
@@ -342,10 +345,10 @@ class TileGameSB3VecEnv(VecEnv):
         return getters.get(name)
 
     def _image(self, i: int) -> np.ndarray:
-        return board_rgb(self._boards.codes[i], self.game)
+        return board_rgb(self._boards.grids()[i], self.game)
 
 
-_SHARED = {"render_mode", "game", "observation", "on_illegal", "max_episode_steps", "observation_space",
+_SHARED = {"render_mode", "game", "board", "observation", "on_illegal", "max_episode_steps", "observation_space",
            "action_space", "metadata", "num_envs", "full_infos"}
 
 
