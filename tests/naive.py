@@ -184,3 +184,65 @@ def merged_weight(base: float, values: list[float], errors: list[float], absolut
     absolute = sum(absolutes)
     coherence = min(abs(sum(errors)) / absolute, 1.0) if absolute > 0 else 1.0
     return base + largest + (sum(moves) - largest) * coherence / (len(moves) - 1)
+
+
+def solve_board(rows: int, cols: int, game: str = "2048", max_code: int = 15):
+    """Perfect play on an R x C grid by memoised recursion: the reference of :mod:`td2048.solve`.
+
+    Returns ``(values, start)``: ``values`` maps each reachable position (the least of its symmetric grids,
+    as a tuple of row tuples) to ``[expected score, reach of code 1, ..., reach of code max_code]`` (each
+    aim its own best play), and ``start`` is the mean of those over the start positions, by probability.
+    New tiles: code 1 with p 0.9, code 2 with p 0.1, on a uniformly random empty cell."""
+    import sys
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10000))
+    aims = 1 + max_code
+    memo: dict = {}
+
+    def canon(grid):
+        return min(tuple(tuple(row) for row in g) for g in symmetries(grid))
+
+    def value(key):
+        if key in memo:
+            return memo[key]
+        grid = [list(row) for row in key]
+        top = max(max(row) for row in grid)
+        best = None
+        for d in (UP, RIGHT, DOWN, LEFT):
+            after, reward = move(grid, d, game=game)
+            if after == grid:
+                continue
+            empty = [(r, c) for r in range(rows) for c in range(cols) if after[r][c] == 0]
+            acc = [0.0] * aims
+            for r, c in empty:
+                for code, p in ((1, 0.9), (2, 0.1)):
+                    child = [row[:] for row in after]
+                    child[r][c] = code
+                    v = value(canon(child))
+                    for a in range(aims):
+                        acc[a] += p / len(empty) * v[a]
+            acc[0] += reward
+            best = acc if best is None else [max(x, y) for x, y in zip(best, acc)]
+        if best is None:
+            best = [0.0] * aims
+        for a in range(1, aims):
+            if a <= top:
+                best[a] = 1.0
+        memo[key] = best
+        return best
+
+    start = [0.0] * aims
+    cells = [(r, c) for r in range(rows) for c in range(cols)]
+    for i in cells:
+        for j in cells:
+            if i == j:
+                continue
+            for a, pa in ((1, 0.9), (2, 0.1)):
+                for b, pb in ((1, 0.9), (2, 0.1)):
+                    grid = [[0] * cols for _ in range(rows)]
+                    grid[i[0]][i[1]], grid[j[0]][j[1]] = a, b
+                    v = value(canon(grid))
+                    p = pa * pb / (len(cells) * (len(cells) - 1))
+                    for k in range(aims):
+                        start[k] += p * v[k]
+    return memo, start

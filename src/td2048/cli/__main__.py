@@ -11,13 +11,14 @@ import argparse
 import difflib
 import sys
 
-from td2048.cli import analyze, bench, convert, judge, plot, replay, serve, sweep, train, watch
+from td2048.cli import analyze, bench, convert, judge, plot, replay, serve, solve, sweep, train, watch
 from td2048.cli import eval as eval_command
 from td2048.errors import TD2048Error
 from td2048.version import __version__
 
 COMMANDS = {"train": train, "eval": eval_command, "analyze": analyze, "plot": plot, "judge": judge,
-            "convert": convert, "bench": bench, "watch": watch, "replay": replay, "sweep": sweep, "serve": serve}
+            "convert": convert, "bench": bench, "watch": watch, "replay": replay, "sweep": sweep, "serve": serve,
+            "solve": solve}
 
 
 def did_you_mean(words: list[str], known) -> str:

@@ -1,0 +1,172 @@
+"""``td2048 solve``: exact perfect play on a small board."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HELP = "solve a small board exactly: every position's value under perfect play"
+DESCRIPTION = """\
+Enumerate every position reachable from the start (up to the board's symmetries), layer by layer of
+tile sum, then value each from the largest sum down under perfect play, for two aims: the expected
+score, and for every tile the probability of ever holding it (each tile its own optimal play).
+
+Prints the start's optimal expected score and each tile's reach probability, the number of positions,
+the seconds and the peak memory; --json prints them as one JSON object on the last line. --out writes
+every position's values to a solution file (see docs/guides/solve.md). A board whose solve would not
+fit --memory-limit is refused before it starts, with its estimate (3x4, 4x3 and 4x4 are far too large).
+"""
+
+
+# bytes a position takes in a solution file (2x4: 438 MB for 4,980,767 positions, both aims)
+FILE_BYTES_PER_POSITION = 90
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--board", required=True, help="the board, RxC: 2x2, 2x3, 3x2, 2x4, 4x2, 3x3")
+    p.add_argument("--game", choices=("2048", "2584"), default="2048", help="the game (default 2048)")
+    p.add_argument("--out", metavar="FILE", help="write the solution file (every position's values)")
+    p.add_argument("--from", dest="source", metavar="FILE",
+                   help="read a solution file instead of solving (refused if of another board or game, or altered)")
+    p.add_argument("--memory-limit", metavar="SIZE",
+                   help="refuse a solve estimated to need more (default: the machine's memory, else 2GiB)")
+    p.add_argument("--json", action="store_true", help="end with one JSON line of the results")
+
+
+def machine_memory() -> int:
+    """The machine's physical memory in bytes (the default limit), or 2 GiB where it cannot be read."""
+    from td2048.config import DEFAULT_MEMORY_LIMIT
+
+    with contextlib.suppress(ValueError, OSError, AttributeError):
+        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    return DEFAULT_MEMORY_LIMIT
+
+
+def peak_memory_bytes() -> int:
+    """This process's peak resident memory (``ru_maxrss``: KiB on Linux, bytes on macOS)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(peak if sys.platform == "darwin" else peak * 1024)
+
+
+def run(args: argparse.Namespace) -> int:
+    from td2048.errors import TD2048Error
+    from td2048.games.shape import BoardShape
+    from td2048.spec import parse_size
+
+    board = BoardShape.parse(args.board)
+    if args.source:
+        from td2048.solve import load_solution
+
+        started = time.perf_counter()
+        solution = load_solution(args.source, board, args.game)
+        if args.out:
+            solution.save(args.out)
+        return _report(args, board, solution, time.perf_counter() - started)
+    limit = parse_size(args.memory_limit) if args.memory_limit else machine_memory()
+    from td2048.solve import estimate_bytes, estimate_positions
+
+    need = estimate_bytes(board, args.game)
+    from td2048.spec import format_bytes
+
+    if need > limit:
+        raise TD2048Error(f"solving {args.game} on {board.name} needs about {format_bytes(need)} "
+                          f"(about {estimate_positions(board, args.game):.3g} positions), more than the memory "
+                          f"limit of {format_bytes(limit)}")
+    out = Path(args.out) if args.out else None
+    if out is not None and not out.parent.is_dir():
+        raise TD2048Error(f"cannot write {out}: no directory {out.parent}")
+    if out is not None:  # the file, and its temporary copy while it is written atomically
+        file_bytes = 2 * FILE_BYTES_PER_POSITION * estimate_positions(board, args.game)
+        free = shutil.disk_usage(out.parent).free
+        if file_bytes > free:
+            raise TD2048Error(f"the solution of {args.game} on {board.name} takes about {format_bytes(file_bytes)} "
+                              f"of disk while it is written, more than the {format_bytes(free)} free at {out.parent}")
+
+    from td2048.cli.progress import Progress
+    from td2048.solve import solve
+
+    bars: list[Progress] = []  # the bar of the backward pass, once the forward pass has counted the layers
+
+    def on_progress(done, total):
+        if total:
+            if not bars:
+                bars.append(Progress(total, done=done - 1, unit="layers", stream=sys.stderr))
+            bars[0].count(done)
+
+    started = time.perf_counter()
+    spill = _Spill(out) if out is not None else None
+    try:
+        solution = solve(board, args.game, on_values=spill.add if spill else None, on_progress=on_progress)
+        if spill is not None:
+            solution.save(out, values=spill.get)
+    finally:
+        for bar in bars:
+            bar.clear()
+        if spill is not None:
+            spill.close()
+    return _report(args, board, solution, time.perf_counter() - started)
+
+
+def _report(args, board, solution, seconds: float) -> int:
+    from td2048.spec import format_bytes
+
+    out = args.out
+    peak = peak_memory_bytes()
+    reach = {str(t): p for t, p in solution.reach.items()}
+    print(f"{args.game} on {board.name}: {solution.positions:,} positions (up to symmetry), "
+          f"{len(solution.sums)} layers of tile sum")
+    print(f"optimal expected score from the start: {solution.expected_score:.6f}")
+    print("reach probability under perfect play (each tile its own play):")
+    for tile, p in solution.reach.items():
+        print(f"  {tile:>6}  {p:.6f}")
+    print(f"{seconds:.2f} s ({solution.positions / max(seconds, 1e-9):,.0f} positions/s), "
+          f"peak memory {format_bytes(peak)}")
+    if out is not None:
+        print(f"wrote {out}")
+    if args.json:
+        print(json.dumps({"board": board.name, "game": args.game, "positions": solution.positions,
+                          "expected_score": solution.expected_score, "reach": reach, "seconds": seconds,
+                          "peak_memory_bytes": peak}))
+    return 0
+
+
+class _Spill:
+    """The layers' values as they come (largest tile sum first), in a temporary file beside the output."""
+
+    def __init__(self, out: Path):
+        from td2048.errors import TD2048Error
+
+        try:
+            fd, self.path = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".values", dir=out.parent)
+        except OSError as e:
+            raise TD2048Error(f"cannot write {out}: {e.strerror}") from None
+        self.file = os.fdopen(fd, "w+b")
+        self.layers: dict[int, tuple[int, tuple[int, int]]] = {}
+        self.map = None
+
+    def add(self, i, values) -> None:
+        self.layers[i] = (self.file.tell(), values.shape)
+        values.astype("<f8").tofile(self.file)
+
+    def get(self, i):
+        import numpy as np
+
+        if self.map is None:
+            self.file.flush()
+            self.map = np.memmap(self.path, "<f8", "r") if os.path.getsize(self.path) else np.zeros(0)
+        at, shape = self.layers[i]
+        return self.map[at // 8: at // 8 + shape[0] * shape[1]].reshape(shape)
+
+    def close(self) -> None:
+        self.map = None
+        self.file.close()
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)

@@ -1,0 +1,204 @@
+"""The forward pass: every position reachable from the start, layer by layer of tile sum.
+
+A move keeps the sum of the tiles' values and a new tile adds its own (2 or 4 in 2048, 1 or 2 in
+2584), so the positions of sum S have their children in the layers S + 2 and S + 4 (S + 1 and S + 2).
+Each layer is a sorted, deduplicated ``np.uint64`` array of canonical keys (:mod:`td2048.solve.kernels`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from td2048.errors import TD2048Error
+from td2048.games.game2048 import row_table, vertical_offset
+from td2048.games.shape import BoardShape, as_shape
+from td2048.games.tiles import GAMES, tile_value
+from td2048.games.wide import wide_row_table, wide_vertical_offset
+from td2048.solve import kernels
+
+CHUNK = 1 << 16  # positions expanded at once: children buffers of 2 x 8 x 4 n bytes a position
+MAX_CELLS_2048 = 12  # 4-bit cells hold codes up to 15: enough on at most 12 cells
+MAX_CELLS_2584 = 12  # 12 cells x 5 bits fit one uint64 key
+
+
+@dataclass
+class Rules:
+    """A board and game, in the form the kernels take.
+
+    Parameters
+    ----------
+    board : BoardShape or str
+        The board (``"3x3"``).
+    game : str
+        ``"2048"`` or ``"2584"``.
+    """
+
+    board: BoardShape
+    game: str = "2048"
+    wide: bool = field(init=False)
+
+    def __post_init__(self):
+        self.board = as_shape(self.board)
+        if self.game not in GAMES:
+            raise TD2048Error(f"unknown game {self.game!r}: 2048 or 2584")
+        self.wide = self.game == "2584"
+        limit = MAX_CELLS_2584 if self.wide else MAX_CELLS_2048
+        if self.board.n_cells > limit:
+            raise TD2048Error(f"the solver takes boards of at most {limit} cells, not {self.board.name}")
+
+    @property
+    def n(self) -> int:
+        return self.board.n_cells
+
+    @cached_property
+    def args(self) -> tuple:
+        """The kernels' arguments after the keys: wide, tables, vertical, frame, n, perms, shifts, square."""
+        shape = self.board
+        if self.wide:
+            table4 = _read_only(np.zeros(1, np.uint64))  # read-only as the real tables: one compiled version
+            table5 = np.ascontiguousarray(wide_row_table(self.game, shape))
+            vertical = wide_vertical_offset(shape)
+        else:
+            table4 = np.ascontiguousarray(row_table(shape))
+            table5 = _read_only(np.zeros((8, 1), np.uint32))
+            vertical = vertical_offset(shape)
+        frame = np.array(shape.frame_cells, np.int64)
+        perms = np.array(shape.symmetries, np.int64)
+        return (self.wide, table4, table5, np.int64(vertical), frame, np.int64(self.n), perms,
+                np.uint64(4 * (4 - shape.cols)), np.uint64(16 * (4 - shape.rows)), shape.square)
+
+    @property
+    def tile_steps(self) -> tuple[int, int]:
+        """What a new tile of code 1 and of code 2 adds to the tile sum."""
+        return tile_value(self.game, 1), tile_value(self.game, 2)
+
+    def keys_of(self, boards) -> np.ndarray:
+        """Canonical keys of boards given as rows of board-cell codes (``[m, n]``)."""
+        boards = np.ascontiguousarray(np.asarray(boards, np.int64).reshape(-1, self.n))
+        a = self.args
+        return kernels.canonical_keys(boards, a[0], a[4], a[5], a[6], a[7], a[8], a[9])
+
+    def codes_of(self, keys) -> np.ndarray:
+        """Board-cell codes (``[m, n]``) of keys: a key's board in the least symmetric orientation."""
+        keys = np.asarray(keys, np.uint64).reshape(-1)
+        if self.wide:
+            shifts = np.array([5 * i for i in range(self.n)], np.uint64)
+            return ((keys[:, None] >> shifts) & np.uint64(31)).astype(np.int64)
+        shifts = np.array([4 * f for f in self.board.frame_cells], np.uint64)
+        return ((keys[:, None] >> shifts) & np.uint64(15)).astype(np.int64)
+
+    def tile_sum(self, codes) -> int:
+        return int(sum(tile_value(self.game, int(c)) for c in codes))
+
+    def start(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The start positions: (keys, their probabilities, their tile sums), keys sorted and unique.
+
+        An empty board takes two new tiles, each on a uniformly random empty cell, code 1 with p 0.9
+        and code 2 with p 0.1."""
+        n = self.n
+        p_code = {1: kernels.P_SMALL, 2: kernels.P_BIG}
+        boards, probs = [], []
+        for i in range(n):
+            for j in range(n):
+                if i == j:
+                    continue
+                for a in (1, 2):
+                    for b in (1, 2):
+                        codes = [0] * n
+                        codes[i], codes[j] = a, b
+                        boards.append(codes)
+                        probs.append(p_code[a] * p_code[b] / (n * (n - 1)))
+        keys = self.keys_of(boards)
+        unique, inverse = np.unique(keys, return_inverse=True)
+        weights = np.bincount(inverse, weights=probs, minlength=len(unique))
+        sums = np.array([self.tile_sum(c) for c in self.codes_of(unique)], np.int64)
+        return unique, weights, sums
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    a.setflags(write=False)
+    return a
+
+
+@dataclass
+class Layers:
+    """The reachable positions by tile sum.
+
+    Attributes
+    ----------
+    sums : list of int
+        The tile sums of the layers, increasing.
+    keys : list of numpy.ndarray
+        Each layer's sorted canonical keys (``uint64``).
+    top_code : int
+        The largest code any position holds.
+    """
+
+    sums: list[int]
+    keys: list[np.ndarray]
+    top_code: int
+
+    @property
+    def positions(self) -> int:
+        return int(sum(len(k) for k in self.keys))
+
+    def layer(self, tile_sum: int) -> np.ndarray | None:
+        """The keys of the layer of a tile sum (None if no position has it)."""
+        try:
+            return self.keys[self.sums.index(tile_sum)]
+        except ValueError:
+            return None
+
+
+def enumerate_layers(rules: Rules, on_layer=None) -> Layers:
+    """Every position reachable from the start, up to symmetry.
+
+    Parameters
+    ----------
+    rules : Rules
+        The board and game.
+    on_layer : callable or None
+        Called as ``on_layer(tile_sum, positions)`` after each layer.
+
+    Returns
+    -------
+    Layers
+    """
+    start_keys, _, start_sums = rules.start()
+    pending: dict[int, list[np.ndarray]] = {}
+    for s in np.unique(start_sums):
+        pending.setdefault(int(s), []).append(start_keys[start_sums == s])
+    small_step, big_step = rules.tile_steps
+    sums, layers, top = [], [], 0
+    args = rules.args
+    width = 4 * rules.n
+    while pending:
+        s = min(pending)
+        parts = pending.pop(s)
+        keys = np.unique(np.concatenate(parts)) if len(parts) > 1 else parts[0]
+        sums.append(s)
+        layers.append(keys)
+        for lo in range(0, len(keys), CHUNK):
+            chunk = keys[lo:lo + CHUNK]
+            small = np.empty(len(chunk) * width, np.uint64)
+            big = np.empty(len(chunk) * width, np.uint64)
+            top = max(top, int(kernels.expand(chunk, *args, small, big)))
+            for step, children in ((small_step, small), (big_step, big)):
+                children = np.unique(children)
+                if len(children) and children[-1] == np.uint64(2**64 - 1):
+                    children = children[:-1]
+                if len(children):
+                    _merge_pending(pending, s + step, children)
+        if on_layer is not None:
+            on_layer(s, len(keys))
+    return Layers(sums, layers, top)
+
+
+def _merge_pending(pending, tile_sum, children):
+    parts = pending.setdefault(tile_sum, [])
+    parts.append(children)
+    if len(parts) >= 8:  # keep the memory of the children waiting for a layer bounded
+        pending[tile_sum] = [np.unique(np.concatenate(parts))]

@@ -1,0 +1,265 @@
+"""A solved board, in memory or in a solution file.
+
+The file (``td2048 solve --out FILE``), all numbers little-endian::
+
+    bytes 0-7      b"TD2048S\\n"                       the magic
+    bytes 8-15     uint64 H                            the header's length
+    H bytes        the header, JSON in UTF-8, padded with spaces so that the payload starts at a
+                   multiple of 64 bytes
+    payload        keys:   positions x uint64, layer by layer (tile sum increasing), each layer sorted
+                   values: positions x aims x float64, row by row, in the keys' order
+
+The header::
+
+    {"format": "td2048-solution", "version": 1, "board": "3x3", "game": "2048",
+     "layers": [[tile_sum, positions], ...], "positions": N,
+     "aims": ["score", 2, 4, 8, ...],          # the values' columns: expected score, then reach of each tile
+     "expected_score": X, "reach": {"2": p, ...},   # the start's
+     "payload_bytes": B, "sha256": "..."}       # of the payload
+
+A key is a position's least symmetric board (:mod:`td2048.solve.kernels`): for 2048 the packed frame
+board, for 2584 the board's cells at 5 bits each. The reader maps the file (``mmap``) and refuses, in one
+line, a file that is not a solution, a truncated or altered one (its length, its checksum), or one of
+another board or game than asked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import mmap
+import os
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from td2048.errors import TD2048Error
+from td2048.games.shape import as_shape
+from td2048.games.tiles import tile_value
+from td2048.io.atomic import atomic_open
+
+MAGIC = b"TD2048S\n"
+FORMAT = "td2048-solution"
+VERSION = 1
+ALIGN = 64
+_BLOCK = 1 << 22  # positions copied at a time when writing
+
+
+class Solution:
+    """Every reachable position of a board, up to symmetry, with its values under perfect play.
+
+    Parameters
+    ----------
+    board : BoardShape or str
+        The board.
+    game : str
+        ``"2048"`` or ``"2584"``.
+    sums : list of int
+        The layers' tile sums, increasing.
+    keys : list of numpy.ndarray
+        Each layer's sorted keys.
+    values : list of numpy.ndarray or None
+        Each layer's values ``[positions, aims]`` (column 0 the expected score, column c >= 1 the
+        probability of ever holding a tile of code >= c); None when they were not kept.
+    start : numpy.ndarray
+        The start's values (the mean over the start positions, by probability).
+    seconds : float
+        The time the solve took.
+    """
+
+    def __init__(self, board, game, sums, keys, values, start, seconds: float = 0.0):
+        self.board = as_shape(board)
+        self.game = game
+        self.sums = [int(s) for s in sums]
+        self.keys = keys
+        self.values = values
+        self.start = np.asarray(start, np.float64)
+        self.seconds = seconds
+
+    @property
+    def positions(self) -> int:
+        """The number of positions (up to symmetry)."""
+        return int(sum(len(k) for k in self.keys))
+
+    @property
+    def aims(self) -> int:
+        return len(self.start)
+
+    @property
+    def expected_score(self) -> float:
+        """The optimal expected score from the start."""
+        return float(self.start[0])
+
+    @property
+    def tiles(self) -> list[int]:
+        """The tile of each reach column (columns 1, 2, ...)."""
+        return [tile_value(self.game, c) for c in range(1, self.aims)]
+
+    @property
+    def reach(self) -> dict[int, float]:
+        """From the start, for each tile t, the probability of ever holding a tile >= t under the play
+        that maximises it."""
+        return {t: float(self.start[c]) for c, t in enumerate(self.tiles, start=1)}
+
+    @cached_property
+    def rules(self):
+        from td2048.solve.layers import Rules
+
+        return Rules(self.board, self.game)
+
+    def value(self, board) -> np.ndarray:
+        """A position's values.
+
+        Parameters
+        ----------
+        board : Board or sequence of int
+            A :class:`~td2048.games.board.Board` of this board and game, or its cell codes, row-major.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``[aims]``: the expected score, then each tile's reach probability (see :attr:`tiles`).
+
+        Raises
+        ------
+        TD2048Error
+            For a board of another shape or game, a position that the start does not reach, or a solution
+            without values.
+        """
+        codes = getattr(board, "codes", board)
+        if hasattr(board, "shape") and hasattr(board, "game"):
+            if as_shape(board.shape) != self.board or board.game != self.game:
+                raise TD2048Error(f"this solution is of {self.game} on {self.board.name}, not {board.game} on "
+                                  f"{as_shape(board.shape).name}")
+        codes = [int(c) for c in np.asarray(codes).reshape(-1)]
+        if len(codes) != self.board.n_cells:
+            raise TD2048Error(f"a {self.board.name} board has {self.board.n_cells} cells, not {len(codes)}")
+        if self.values is None:
+            raise TD2048Error("this solution holds no values (solve with keep_values=True, or read a file)")
+        key = self.rules.keys_of([codes])[0]
+        tile_sum = self.rules.tile_sum(codes)
+        if tile_sum in self.sums:
+            i = self.sums.index(tile_sum)
+            j = int(np.searchsorted(self.keys[i], key))
+            if j < len(self.keys[i]) and self.keys[i][j] == key:
+                return np.asarray(self.values[i][j], np.float64)
+        raise TD2048Error("the start does not reach this position")
+
+    def header(self) -> dict:
+        """The file header, less its payload size and checksum."""
+        return {"format": FORMAT, "version": VERSION, "board": self.board.name, "game": self.game,
+                "layers": [[s, len(k)] for s, k in zip(self.sums, self.keys, strict=True)],
+                "positions": self.positions, "aims": ["score"] + self.tiles,
+                "expected_score": self.expected_score, "reach": {str(t): p for t, p in self.reach.items()}}
+
+    def save(self, path, values=None) -> None:
+        """Write the solution file, atomically (a reader sees the old file or the whole one).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            Where.
+        values : callable or None
+            ``values(i)``: layer i's values, when the solution does not hold them (a spill file).
+        """
+        get = values or (lambda i: self.values[i])
+        if values is None and self.values is None:
+            raise TD2048Error("this solution holds no values to save")
+        header = self.header()
+        header["payload_bytes"] = self.positions * 8 * (1 + self.aims)
+        header["sha256"] = "0" * 64
+        size = len(_encode(header))
+        digest = hashlib.sha256()
+        with atomic_open(path, "wb") as f:
+            f.write(b"\0" * size)
+            for k in self.keys:
+                blob = np.ascontiguousarray(k, "<u8").tobytes()
+                digest.update(blob)
+                f.write(blob)
+            for i, k in enumerate(self.keys):
+                layer = get(i)
+                for lo in range(0, len(k), _BLOCK):
+                    blob = np.ascontiguousarray(layer[lo:lo + _BLOCK], "<f8").tobytes()
+                    digest.update(blob)
+                    f.write(blob)
+            header["sha256"] = digest.hexdigest()
+            encoded = _encode(header)
+            if len(encoded) != size:  # pragma: no cover - the digest has a fixed length
+                raise TD2048Error("the solution header changed length")
+            f.seek(0)
+            f.write(encoded)
+
+
+def _encode(header: dict) -> bytes:
+    text = json.dumps(header, separators=(",", ":")).encode()
+    length = len(MAGIC) + 8 + len(text)
+    text += b" " * (-length % ALIGN)
+    return MAGIC + len(text).to_bytes(8, "little") + text
+
+
+def load_solution(path, board=None, game=None, verify: bool = True) -> Solution:
+    """Open a solution file, memory-mapped.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file (:meth:`Solution.save`, ``td2048 solve --out``).
+    board : BoardShape, str or None
+        The board it must be of (None: any).
+    game : str or None
+        The game it must be of (None: any).
+    verify : bool
+        Check the payload's SHA-256 (reads the whole file once).
+
+    Returns
+    -------
+    Solution
+        Its keys and values are views of the mapped file.
+
+    Raises
+    ------
+    TD2048Error
+        In one line, for a file that cannot be read, is not a solution, is truncated or altered, or is of
+        another board or game.
+    """
+    path = Path(path)
+    try:
+        with open(path, "rb") as f:
+            if os.fstat(f.fileno()).st_size == 0:
+                raise TD2048Error(f"{path} is not a td2048 solution file (it is empty)")
+            mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except OSError as e:
+        raise TD2048Error(f"cannot read {path}: {e.strerror or e}") from None
+    if mapped[:len(MAGIC)] != MAGIC or len(mapped) < len(MAGIC) + 8:
+        raise TD2048Error(f"{path} is not a td2048 solution file")
+    length = int.from_bytes(mapped[8:16], "little")
+    start = 16 + length
+    try:
+        header = json.loads(bytes(mapped[16:start]))
+        if header["format"] != FORMAT:
+            raise ValueError
+        positions, aims, payload = int(header["positions"]), len(header["aims"]), int(header["payload_bytes"])
+    except (ValueError, KeyError, TypeError):
+        raise TD2048Error(f"{path} is not a td2048 solution file (its header cannot be read)") from None
+    if header.get("version") != VERSION:
+        raise TD2048Error(f"{path} is a solution file of version {header.get('version')}; this td2048 reads "
+                          f"version {VERSION}")
+    if len(mapped) != start + payload or payload != positions * 8 * (1 + aims):
+        raise TD2048Error(f"{path} is truncated or altered: {len(mapped) - start} bytes of payload, not {payload}")
+    if board is not None and as_shape(board).name != header["board"]:
+        raise TD2048Error(f"{path} solves {header['game']} on {header['board']}, not {as_shape(board).name}")
+    if game is not None and str(game) != header["game"]:
+        raise TD2048Error(f"{path} solves {header['game']} on {header['board']}, not the game {game}")
+    if verify and hashlib.sha256(mapped[start:]).hexdigest() != header["sha256"]:
+        raise TD2048Error(f"{path} is altered or damaged: its checksum does not match")
+    keys_all = np.frombuffer(mapped, "<u8", positions, start)
+    values_all = np.frombuffer(mapped, "<f8", positions * aims, start + 8 * positions).reshape(positions, aims)
+    sums, keys, values, at = [], [], [], 0
+    for tile_sum, count in header["layers"]:
+        sums.append(int(tile_sum))
+        keys.append(keys_all[at:at + count])
+        values.append(values_all[at:at + count])
+        at += count
+    start_values = [header["expected_score"]] + [header["reach"][str(t)] for t in header["aims"][1:]]
+    return Solution(header["board"], header["game"], sums, keys, values, start_values)
