@@ -13,8 +13,8 @@ import time
 
 import numpy as np
 
+import td2048.solve.kernels as kernels
 from td2048.errors import TD2048Error
-from td2048.solve import kernels
 from td2048.solve.layers import Layers, Rules, enumerate_layers
 from td2048.solve.solution import Solution
 

@@ -12,12 +12,12 @@ from functools import cached_property
 
 import numpy as np
 
+import td2048.solve.kernels as kernels
 from td2048.errors import TD2048Error
 from td2048.games.game2048 import row_table, vertical_offset
 from td2048.games.shape import BoardShape, as_shape
 from td2048.games.tiles import GAMES, tile_value
 from td2048.games.wide import wide_row_table, wide_vertical_offset
-from td2048.solve import kernels
 
 CHUNK = 1 << 16  # positions expanded at once: children buffers of 2 x 8 x 4 n bytes a position
 MAX_CELLS_2048 = 12  # 4-bit cells hold codes up to 15: enough on at most 12 cells
