@@ -599,10 +599,7 @@ def td_update(w, dirty, b, target, alpha_split):
 def _shape_constants(board: BoardShape, wide: bool) -> str:
     """The board's shape as the kernels see it: where new tiles land, and where the columns' table starts."""
     vertical = wide_vertical_offset(board) if wide else vertical_offset(board)
-    if board.full:  # 4x4: the module as it always was
-        return f"CELLS = U64({hex(board.cells_mask)})\nVERTICAL = {vertical}"
-    return f"# the {board} board: its cells in the 4x4 frame, and the first entry of its columns' table\n" \
-           f"CELLS = U64({hex(board.cells_mask)})\nVERTICAL = {vertical}"
+    return f"CELLS = U64({hex(board.cells_mask)})\nVERTICAL = {vertical}"
 
 
 def _constants_as_globals(source: str) -> str:

@@ -20,15 +20,15 @@ import numpy as np
 
 from td2048.config import njit
 from td2048.games.bitboard import U64, flip, mirror, transpose
-from td2048.games.game2048 import move
+from td2048.games.game2048 import P_FOUR, move
 from td2048.games.wide import wide_move
 
 _U0 = U64(0)
 _U1 = U64(1)
 _U15 = U64(15)
 _U31 = U64(31)
-P_SMALL = 0.9  # the new tile is code 1 with p 0.9, code 2 with p 0.1 (both games)
-P_BIG = 0.1
+P_BIG = P_FOUR  # the new tile is code 2 with the games' p (0.1, the same in 2584), else code 1
+P_SMALL = 1.0 - P_BIG
 
 
 @njit(inline="always")
