@@ -246,3 +246,95 @@ def solve_board(rows: int, cols: int, game: str = "2048", max_code: int = 15):
                     for k in range(aims):
                         start[k] += p * v[k]
     return memo, start
+
+
+def policy_value(rows: int, cols: int, choose, game: str = "2048", max_code: int = 15):
+    """A policy's exact value on an R x C grid by memoised recursion over the grids themselves (no symmetry):
+    the reference of :func:`td2048.solve.exact_policy_value`.
+
+    ``choose(grid)`` gives the move of a grid that has a legal move. Returns ``(start, optimal_share,
+    moves)``: ``start`` = [expected score, reach of code 1, ..., reach of code max_code] over the start
+    positions by probability, ``optimal_share`` the share of the policy's moves that ``solve_board``'s values
+    call optimal (within 1e-9 relative), each position weighted by its probability of being met, and
+    ``moves`` the expected number of moves of a game."""
+    import sys
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10000))
+    aims = 1 + max_code
+    optimum, _ = solve_board(rows, cols, game, max_code)
+    memo: dict = {}
+
+    def children(grid, d):
+        after, reward = move(grid, d, game=game)
+        empty = [(r, c) for r in range(rows) for c in range(cols) if after[r][c] == 0]
+        out = []
+        for r, c in empty:
+            for code, p in ((1, 0.9), (2, 0.1)):
+                child = [row[:] for row in after]
+                child[r][c] = code
+                out.append((p / len(empty), child))
+        return reward, after != grid, out
+
+    def value(key):
+        if key in memo:
+            return memo[key]
+        grid = [list(row) for row in key]
+        top = max(max(row) for row in grid)
+        acc = [0.0] * aims
+        if any(move(grid, d, game=game)[0] != grid for d in (UP, RIGHT, DOWN, LEFT)):
+            reward, legal, kids = children(grid, choose(grid))
+            assert legal
+            for p, child in kids:
+                v = value(tuple(map(tuple, child)))
+                for a in range(aims):
+                    acc[a] += p * v[a]
+            acc[0] += reward
+        for a in range(1, aims):
+            if a <= top:
+                acc[a] = 1.0
+        memo[key] = acc
+        return acc
+
+    def q_star(grid, d):
+        reward, legal, kids = children(grid, d)
+        if not legal:
+            return None
+        canon = [min(tuple(tuple(row) for row in g) for g in symmetries(child)) for _, child in kids]
+        return reward + sum(p * optimum[k][0] for (p, _), k in zip(kids, canon))
+
+    start = [0.0] * aims
+    reach: dict = {}
+    cells = [(r, c) for r in range(rows) for c in range(cols)]
+    for i in cells:
+        for j in cells:
+            if i == j:
+                continue
+            for a, pa in ((1, 0.9), (2, 0.1)):
+                for b, pb in ((1, 0.9), (2, 0.1)):
+                    grid = [[0] * cols for _ in range(rows)]
+                    grid[i[0]][i[1]], grid[j[0]][j[1]] = a, b
+                    key = tuple(map(tuple, grid))
+                    p = pa * pb / (len(cells) * (len(cells) - 1))
+                    reach[key] = reach.get(key, 0.0) + p
+                    v = value(key)
+                    for k in range(aims):
+                        start[k] += p * v[k]
+    # the probability of meeting each grid, in order of tile sum (a move keeps it, a new tile adds to it)
+    tile = (lambda c: 2 ** c if c else 0) if game == "2048" else fib_value
+    order = sorted(memo, key=lambda k: sum(tile(c) for row in k for c in row))
+    met_all, met_optimal = 0.0, 0.0
+    for key in order:
+        p = reach.get(key, 0.0)
+        grid = [list(row) for row in key]
+        qs = [q_star(grid, d) for d in (UP, RIGHT, DOWN, LEFT)]
+        if all(q is None for q in qs) or p == 0.0:
+            continue
+        d = choose(grid)
+        best = max(q for q in qs if q is not None)
+        met_all += p
+        if qs[d] >= best - 1e-9 * abs(best):
+            met_optimal += p
+        for q, child in children(grid, d)[2]:
+            ck = tuple(map(tuple, child))
+            reach[ck] = reach.get(ck, 0.0) + p * q
+    return start, met_optimal / met_all, met_all

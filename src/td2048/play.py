@@ -181,6 +181,47 @@ class Agent:
         legal = {move: v for move, v in values.items() if v is not None}
         return max(legal, key=legal.get) if legal else None
 
+    def choose(self, boards) -> np.ndarray:
+        """The agent's move on each board of a batch, at its search depth, on its threads.
+
+        Each board is searched with an empty transposition table, so a board's move does not depend on the
+        boards searched before it, nor on the thread count.
+
+        Parameters
+        ----------
+        boards : numpy.ndarray
+            Packed boards: ``uint64[m]`` on 4-bit cells, ``uint64[m, 2]`` of (lo, hi) on 5-bit cells (a
+            ``uint64[m]`` batch is taken as the lo words when the network plays on 5-bit cells).
+
+        Returns
+        -------
+        numpy.ndarray
+            ``int64[m]``: 0 up, 1 right, 2 down, 3 left; -1 for a board without a legal move.
+        """
+        packed = np.asarray(boards, np.uint64)
+        wide = self.network.wide
+        if packed.ndim == 1:
+            rows = np.zeros((len(packed), 2), np.uint64) if wide else packed.reshape(-1, 1).copy()
+            if wide:
+                rows[:, 0] = packed
+        elif packed.ndim == 2 and packed.shape[1] == (2 if wide else 1):
+            rows = np.ascontiguousarray(packed)
+        else:
+            raise TD2048Error(f"boards of shape {packed.shape}: expected (m,) or (m, {2 if wide else 1})")
+        moves = np.empty(len(rows), np.int64)
+        kernels = self.network.kernels
+        share = -(-len(rows) // self.threads)
+
+        def worker(thread):
+            lo, hi = thread * share, min(len(rows), (thread + 1) * share)
+            if lo < hi:
+                kernels.choose_moves(self._table, self.network.weights, rows[lo:hi], self.search.depth,
+                                     self._downgrade_code, self._tt[thread], self._ttv[thread], self._limits,
+                                     self.counters[thread], moves[lo:hi])
+
+        run_threads(self.threads, worker)
+        return moves
+
     def play(self, games: int, on_progress: Callable[[int], None] | None = None, episodes: int | None = None,
              first: int = 0) -> BlockStats:
         """Play games ``first .. first + games - 1`` of the seed from new boards, on the agent's threads.

@@ -39,7 +39,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="refuse a model of another game (default: play the model's own game)")
     p.add_argument("--games", type=positive_int_arg, default=1000, help="games to play (default 1000)")
     p.add_argument("--seed", type=nonnegative_int_arg, default=None, help="random seed (default: fresh)")
-    p.add_argument("--threads", type=positive_int_arg, default=1, help="games played at once (default 1)")
+    p.add_argument("--threads", type=positive_int_arg, default=1,
+                   help="games played at once; with --exact, boards searched at once (default 1)")
     add_search_arguments(p)
     p.add_argument("--record", default=None, metavar="FILE",
                    help="write every game as one line of the course's record grammar, in game order (at depth > 1 "
@@ -50,6 +51,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--shard-size", type=positive_int_arg, default=None, metavar="K",
                    help="play in shards of K games (the same games and results as without: a unit of work for "
                         "--threads and --ray)")
+    p.add_argument("--exact", default=None, metavar="SOLUTION",
+                   help="instead of playing games, compute the agent's exact expected score, tile reach, share of "
+                        "optimal moves and score lost by stage against a solution file of the model's board and game "
+                        "(td2048 solve --out; see docs/guides/solve.md)")
     p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
                    help="play the shards as Ray tasks: on a new local instance (--threads N: N CPUs), or on the "
                         "cluster at ADDRESS ('auto', host:6379, ray://host:10001); needs pip install 'td2048[ray]'")
@@ -60,6 +65,8 @@ def run(args: argparse.Namespace) -> int:
     if args.record is not None:
         require_4x4(network, "--record writes the course's record files, which hold games")
     search = parse_search(args.depth, args.tt_size, args.limit, args.downgrade, network.game)
+    if args.exact is not None:
+        return _run_exact(args, network, search)
     from td2048.io.records import parse_names, record_games  # the options are good: now the compiled code
     from td2048.play import Agent
 
@@ -133,3 +140,34 @@ def _sharded_json(args, run) -> dict:
     if args.ray is not None:
         out["ray"] = {"address": args.ray or "local", "nodes": len(run.nodes)}
     return out
+
+
+def _run_exact(args, network, search) -> int:
+    """``--exact SOLUTION``: the agent's exact figures on a solved board, beside the optimum's."""
+    import time
+
+    from td2048.solve import agent_policy, exact_policy_value, load_solution
+
+    for given, option in ((args.record, "--record"), (args.ray, "--ray"), (args.shard_size, "--shard-size")):
+        if given is not None:
+            raise TD2048Error(f"--exact plays no games: leave out {option}")
+    solution = load_solution(args.exact)
+    if solution.board != network.board or solution.game != network.game:
+        raise TD2048Error(f"{args.exact} solves {solution.game} on {solution.board.name}, but the model plays "
+                          f"{network.game} on {network.board.name}")
+    from td2048.play import Agent
+
+    started = time.perf_counter()
+    agent = Agent(network, search, 0, args.threads, memory_limit=args.memory_limit)
+    result = exact_policy_value(solution, agent_policy(agent))
+    seconds = time.perf_counter() - started
+    if args.json:
+        print(json.dumps({"model": args.model, "solution": args.exact, "network": network.spec.name,
+                          "method": network.method, "search": search_settings_json(search), **result.to_json(),
+                          "seconds": seconds}))
+    else:
+        print(f"# {args.model}: {network.spec.describe()}, exact against {args.exact}")
+        print(f"# {search.describe()}, {result.game} on {result.board}")
+        print(result.table(), end="")
+        print(f"# {format_duration(seconds)}")
+    return 0

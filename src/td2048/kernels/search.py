@@ -326,6 +326,19 @@ def greedy_finish(table, w, rng, handoff):
 
 
 @njit
+def choose_moves(table, w, boards, depth, downgrade, tt, ttv, limits, counters, moves):
+    """moves[i] = the move search_values chooses on ``load_board(boards, i)`` (-1 where none is legal),
+    each board searched with an empty transposition table (a new ``counters[TT_GAME]``): a board's move
+    does not depend on the boards searched before it."""
+    work = search_scratch()
+    values = np.empty(4)
+    for i in range(moves.shape[0]):
+        counters[TT_GAME] += 1
+        moves[i] = search_values(table, w, load_board(boards, i), depth, downgrade, work, tt, ttv, limits, counters,
+                                 values)
+
+
+@njit
 def search_step(table, w, rng, board, depth, downgrade, tt, ttv, limits, counters, values):
     """One decision and the new tile after it, for callers that time each decision (records):
     (direction or -1, reward, afterstate, next board); ``values`` gets each move's value."""

@@ -1,0 +1,505 @@
+"""The exact value of a policy on a solved board: :func:`exact_policy_value` (``td2048 eval --exact``).
+
+A policy is a function of a batch of boards returning a move per board. Its value is computed exactly, as the
+solver computes the optimum's, over the positions it reaches from the start:
+
+- forward, layer by layer of tile sum, the probability of meeting each position under the policy (the
+  policy is asked once per layer, about all the layer's positions that have a legal move);
+- backward, from the largest tile sum down, the policy's own values: V_pi(s) = r(s, pi(s)) + E[V_pi(s')], and
+  for each tile the probability of ever holding it under the policy.
+
+Positions are tracked as the boards themselves, not up to symmetry: the policy is asked about the board
+it would meet in a game, so a policy that is not symmetric (a PPO network) gets its own exact value. The
+solution's values (up to symmetry) give, for each position met, the value of every move under perfect
+play after it (Q*), hence whether the policy's move is optimal and what it loses: by the performance
+difference identity, V*(start) - V_pi(start) is the sum over positions s of P_pi(s) (V*(s) - Q*(s, pi(s))),
+so the loss splits exactly by the stage of the game (the tile sum).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numba
+import numpy as np
+
+from td2048.config import njit
+from td2048.errors import TD2048Error
+from td2048.games.bitboard import U64
+from td2048.games.game2048 import MOVE_NAMES
+from td2048.games.tiles import tile_value
+from td2048.solve.kernels import P_BIG, P_SMALL, canon4, canon5, find, is_empty, slide
+from td2048.solve.solution import Solution
+
+_U0 = U64(0)
+_U1 = U64(1)
+_U15 = U64(15)
+_U31 = U64(31)
+RTOL = 1e-9  # a move is optimal when its Q* is within this share of the best move's
+STAGES = 8  # the coarse split of the loss: bins of tile sum of equal width
+
+Policy = Callable[[np.ndarray], np.ndarray]
+
+
+@njit(inline="always")
+def _child(lo, hi, cell, code, wide, frame, n, codes):
+    """The board (in its own orientation) of an afterstate with tile ``code`` on empty board cell ``cell``."""
+    if wide:
+        key = _U0
+        for i in range(n):
+            f = U64(frame[i])
+            c = ((lo >> (U64(4) * f)) & _U15) | (((hi >> f) & _U1) << U64(4))
+            if i == cell:
+                c = U64(code)
+            key |= c << U64(5 * i)
+        return key
+    return lo | (U64(code) << U64(4 * frame[cell]))
+
+
+@njit(inline="always")
+def _canonical(key, wide, n, perms, col_shift, row_shift, square, codes):
+    if wide:
+        for i in range(n):
+            codes[i] = np.int64((key >> U64(5 * i)) & _U31)
+        return canon5(codes, perms, n)
+    return canon4(key, col_shift, row_shift, square)
+
+
+@njit(inline="always")
+def _holds(key, code, wide, frame, n):
+    """Whether a board holds a tile of code >= ``code``."""
+    for i in range(n):
+        if wide:
+            c = np.int64((key >> U64(5 * i)) & _U31)
+        else:
+            c = np.int64((key >> U64(4 * frame[i])) & _U15)
+        if c >= code:
+            return True
+    return False
+
+
+@njit
+def _legal_one(s, keys, wide, table4, table5, vertical, frame, n, lo_out, hi_out):
+    key = keys[s]
+    lo = key
+    hi = _U0
+    if wide:
+        lo = _U0
+        for i in range(n):
+            f = U64(frame[i])
+            c = (key >> U64(5 * i)) & _U31
+            lo |= (c & _U15) << (U64(4) * f)
+            hi |= (c >> U64(4)) << f
+    lo_out[s] = lo
+    hi_out[s] = hi
+    for d in range(4):
+        after = slide(key, d, wide, table4, table5, vertical, frame, n)
+        if after[3]:
+            return True
+    return False
+
+
+@njit(parallel=True)
+def legal_boards(keys, wide, table4, table5, vertical, frame, n, perms, col_shift, row_shift, square, lo_out, hi_out):
+    """Whether each board has a legal move; fills its packed frame board (``lo_out``, ``hi_out``: 5-bit cells)."""
+    count = keys.shape[0]
+    out = np.zeros(count, np.bool_)
+    for s in numba.prange(count):
+        out[s] = _legal_one(s, keys, wide, table4, table5, vertical, frame, n, lo_out, hi_out)
+    return out
+
+
+@njit
+def _forward_one(s, keys, probs, moves, wide, table4, table5, vertical, frame, n, perms, col_shift, row_shift,
+                 square, opt_small_keys, opt_small_values, opt_big_keys, opt_big_values, small, big, w_small, w_big,
+                 loss, optimal, status):
+    codes = np.zeros(16, np.int64)
+    key = keys[s]
+    base = s * n
+    for cell in range(n):
+        small[base + cell] = ~_U0
+        big[base + cell] = ~_U0
+        w_small[base + cell] = 0.0
+        w_big[base + cell] = 0.0
+    loss[s] = 0.0
+    optimal[s] = False
+    status[s] = 0
+    chosen = moves[s]
+    if chosen < 0:
+        return
+    best = -np.inf
+    mine = -np.inf
+    for d in range(4):
+        lo, hi, reward, legal = slide(key, d, wide, table4, table5, vertical, frame, n)
+        if not legal:
+            continue
+        empty = 0
+        for cell in range(n):
+            if is_empty(lo, hi, cell, frame):
+                empty += 1
+        q = 0.0
+        for cell in range(n):
+            if not is_empty(lo, hi, cell, frame):
+                continue
+            c1 = _child(lo, hi, cell, 1, wide, frame, n, codes)
+            c2 = _child(lo, hi, cell, 2, wide, frame, n, codes)
+            i1 = find(opt_small_keys, _canonical(c1, wide, n, perms, col_shift, row_shift, square, codes))
+            i2 = find(opt_big_keys, _canonical(c2, wide, n, perms, col_shift, row_shift, square, codes))
+            if i1 < 0 or i2 < 0:
+                status[s] = 2
+                continue
+            q += (P_SMALL * opt_small_values[i1, 0] + P_BIG * opt_big_values[i2, 0]) / empty
+            if d == chosen:
+                small[base + cell] = c1
+                big[base + cell] = c2
+                w_small[base + cell] = probs[s] * P_SMALL / empty
+                w_big[base + cell] = probs[s] * P_BIG / empty
+        q += reward
+        if q > best:
+            best = q
+        if d == chosen:
+            mine = q
+    if mine == -np.inf:
+        status[s] = 1
+        return
+    loss[s] = probs[s] * (best - mine)
+    optimal[s] = mine >= best - RTOL * abs(best)
+
+
+@njit(parallel=True)
+def forward_layer(keys, probs, moves, wide, table4, table5, vertical, frame, n, perms, col_shift, row_shift, square,
+                  opt_small_keys, opt_small_values, opt_big_keys, opt_big_values, small, big, w_small, w_big, loss,
+                  optimal, status):
+    """One layer's step forward: the children of each board's chosen move (``small``, ``big``: ``[count * n]``,
+    ~0 for a cell not empty) with their probabilities (``w_small``, ``w_big``), and against the solution's
+    values the loss ``probs[s] (V*(s) - Q*(s, move))`` and whether the move is optimal.
+
+    ``moves[s]`` is -1 for a board without a legal move. ``status[s]``: 0, 1 for an illegal move chosen,
+    2 for a child the solution does not hold."""
+    for s in numba.prange(keys.shape[0]):
+        _forward_one(s, keys, probs, moves, wide, table4, table5, vertical, frame, n, perms, col_shift, row_shift,
+                     square, opt_small_keys, opt_small_values, opt_big_keys, opt_big_values, small, big, w_small,
+                     w_big, loss, optimal, status)
+
+
+@njit
+def _backward_one(s, keys, moves, wide, table4, table5, vertical, frame, n, keys_small, values_small, keys_big,
+                  values_big, out):
+    codes = np.zeros(16, np.int64)
+    aims = out.shape[1]
+    key = keys[s]
+    missing = 0
+    for a in range(aims):
+        out[s, a] = 0.0
+    if moves[s] >= 0:
+        lo, hi, reward, legal = slide(key, moves[s], wide, table4, table5, vertical, frame, n)
+        empty = 0
+        for cell in range(n):
+            if is_empty(lo, hi, cell, frame):
+                empty += 1
+        for cell in range(n):
+            if not is_empty(lo, hi, cell, frame):
+                continue
+            i1 = find(keys_small, _child(lo, hi, cell, 1, wide, frame, n, codes))
+            i2 = find(keys_big, _child(lo, hi, cell, 2, wide, frame, n, codes))
+            if i1 < 0 or i2 < 0:
+                missing += 1
+                continue
+            for a in range(aims):
+                out[s, a] += (P_SMALL * values_small[i1, a] + P_BIG * values_big[i2, a]) / empty
+        out[s, 0] += reward
+    for a in range(1, aims):
+        if _holds(key, a, wide, frame, n):
+            out[s, a] = 1.0
+    return missing
+
+
+@njit(parallel=True)
+def backward_layer(keys, moves, wide, table4, table5, vertical, frame, n, perms, col_shift, row_shift, square,
+                   keys_small, values_small, keys_big, values_big, out):
+    """The policy's values of one layer from those of the layers its children lie in: ``out[s, 0]`` the
+    expected score, ``out[s, c]`` the probability of ever holding a tile of code >= c. Returns the number of
+    children not found (0 unless the layers are inconsistent)."""
+    count = keys.shape[0]
+    missing = np.zeros(count, np.int64)
+    for s in numba.prange(count):
+        missing[s] = _backward_one(s, keys, moves, wide, table4, table5, vertical, frame, n, keys_small,
+                                   values_small, keys_big, values_big, out)
+    total = 0
+    for s in range(count):
+        total += missing[s]
+    return total
+
+
+@dataclass
+class PolicyValue:
+    """A policy's exact figures on a solved board, beside the optimum's.
+
+    Attributes
+    ----------
+    board, game : str
+        The board (``"3x3"``) and game.
+    expected_score : float
+        The policy's expected score from the start.
+    optimal_expected_score : float
+        The optimum's (the solution's).
+    reach : dict of int to float
+        For each tile, the probability that the policy ever holds it (or a larger one).
+    optimal_reach : dict of int to float
+        The same under the play that maximises it, each tile its own (the solution's).
+    optimal_move_share : float
+        The share of the policy's moves that are optimal (their Q* within 1e-9 relative of the best move's),
+        each position weighted by the probability of meeting it.
+    moves : float
+        The expected number of moves of a game.
+    positions : int
+        The positions the policy can meet (as boards, not up to symmetry).
+    loss_by_layer : list of (int, float)
+        ``(tile sum, expected score lost there)``: sums to ``optimal_expected_score - expected_score``.
+    loss_by_stage : list of dict
+        The same over :data:`STAGES` bins of tile sum of equal width over the solution's layers:
+        ``{"from": S0, "to": S1, "loss": L}`` (S0 included, S1 not).
+    """
+
+    board: str
+    game: str
+    expected_score: float
+    optimal_expected_score: float
+    reach: dict[int, float]
+    optimal_reach: dict[int, float]
+    optimal_move_share: float
+    moves: float
+    positions: int
+    loss_by_layer: list[tuple[int, float]] = field(default_factory=list)
+    loss_by_stage: list[dict] = field(default_factory=list)
+
+    @property
+    def loss(self) -> float:
+        """The expected score lost per game: the optimum's less the policy's."""
+        return self.optimal_expected_score - self.expected_score
+
+    def to_json(self) -> dict:
+        """The figures as a JSON object (reach keyed by tile value, as strings)."""
+        return {"board": self.board, "game": self.game, "expected_score": self.expected_score,
+                "optimal_expected_score": self.optimal_expected_score, "loss": self.loss,
+                "reach": {str(t): p for t, p in self.reach.items()},
+                "optimal_reach": {str(t): p for t, p in self.optimal_reach.items()},
+                "optimal_move_share": self.optimal_move_share, "moves": self.moves, "positions": self.positions,
+                "loss_by_stage": self.loss_by_stage, "loss_by_layer": [list(x) for x in self.loss_by_layer]}
+
+    def table(self) -> str:
+        """The figures as lines of text."""
+        lines = [f"expected score {self.expected_score:,.2f} (optimum {self.optimal_expected_score:,.2f}, "
+                 f"loss {self.loss:,.2f} a game)",
+                 f"optimal moves {100 * self.optimal_move_share:.2f}% of {self.moves:,.1f} moves a game, "
+                 f"{self.positions:,} positions met",
+                 "tile      reach    optimum"]
+        for t, p in self.reach.items():
+            if p > 0 or self.optimal_reach[t] > 0:
+                lines.append(f"{t:>6} {100 * p:>8.2f}% {100 * self.optimal_reach[t]:>8.2f}%")
+        lines.append("tile sum       loss")
+        for stage in self.loss_by_stage:
+            lines.append(f"{stage['from']:>4}-{stage['to'] - 1:<5} {stage['loss']:>8.3f}")
+        return "\n".join(lines) + "\n"
+
+
+def exact_policy_value(solution: Solution, choose: Policy) -> PolicyValue:
+    """A policy's exact expected score, tile reach, optimal-move share and loss by stage on a solved board.
+
+    Parameters
+    ----------
+    solution : Solution
+        The board's solution with its values (:func:`~td2048.solve.solve` with ``keep_values=True``, or
+        :func:`~td2048.solve.load_solution`).
+    choose : callable
+        The policy: ``choose(boards)`` returns the move of each board (0 up, 1 right, 2 down, 3 left; an int
+        array or sequence of the batch's length). ``boards`` are the boards it can meet that have a legal
+        move, as the game holds them (not up to symmetry), packed in the frame layout: ``uint64[m]`` for
+        2048, ``uint64[m, 2]`` of (lo, hi) for 2584. It is called once per layer of tile sum, and must choose
+        a legal move.
+
+    Returns
+    -------
+    PolicyValue
+
+    Raises
+    ------
+    TD2048Error
+        For a solution without values, a policy answer of the wrong length or an illegal move.
+    """
+    if solution.values is None:
+        raise TD2048Error("this solution holds no values (solve with keep_values=True, or read a file)")
+    rules = solution.rules
+    args = rules.args
+    n, wide, aims = rules.n, rules.wide, solution.aims
+    small_step, big_step = rules.tile_steps
+    sol_index = {s: i for i, s in enumerate(solution.sums)}
+    empty_keys = _read_only(np.zeros(0), np.uint64)
+    empty_values = _read_only(np.zeros((0, aims)), np.float64)
+
+    def optimum(tile_sum):
+        i = sol_index.get(tile_sum)
+        if i is None:
+            return empty_keys, empty_values
+        return _read_only(solution.keys[i], np.uint64), _read_only(solution.values[i], np.float64)
+
+    pending: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
+    for s, (keys, probs) in _start(rules).items():
+        pending[s] = [(keys, probs)]
+    sums, layers, layer_moves = [], [], []
+    loss_by_layer, met, met_optimal, positions = [], 0.0, 0.0, 0
+    while pending:
+        s = min(pending)
+        keys, probs = _merge(pending.pop(s))
+        lo = np.empty(len(keys), np.uint64)
+        hi = np.empty(len(keys), np.uint64)
+        live = legal_boards(keys, *args, lo, hi)
+        moves = np.full(len(keys), -1, np.int64)
+        if live.any():
+            asked = np.stack([lo[live], hi[live]], axis=1) if wide else lo[live]
+            moves[live] = _answers(choose, asked)
+        small = np.empty(len(keys) * n, np.uint64)
+        big = np.empty(len(keys) * n, np.uint64)
+        w_small = np.empty(len(keys) * n)
+        w_big = np.empty(len(keys) * n)
+        loss = np.empty(len(keys))
+        optimal = np.empty(len(keys), np.bool_)
+        status = np.empty(len(keys), np.int8)
+        forward_layer(keys, probs, moves, *args, *optimum(s + small_step), *optimum(s + big_step), small, big,
+                      w_small, w_big, loss, optimal, status)
+        if (status == 1).any():
+            j = int(np.argmax(status == 1))
+            raise TD2048Error(f"the policy chose the illegal move {MOVE_NAMES[moves[j]]} on {int(keys[j]):#x} "
+                              f"({int((status == 1).sum())} illegal choices at tile sum {s})")
+        if (status == 2).any():  # pragma: no cover - a solution inconsistent with its rules
+            raise TD2048Error(f"the solution lacks positions after tile sum {s}: is it of this board and game?")
+        sums.append(s)
+        layers.append(keys)
+        layer_moves.append(moves)
+        positions += len(keys)
+        loss_by_layer.append((s, float(loss.sum())))
+        met += float(probs[live].sum())
+        met_optimal += float(probs[optimal].sum())
+        for step, children, weights in ((small_step, small, w_small), (big_step, big, w_big)):
+            kept = children != ~np.uint64(0)
+            if kept.any():
+                pending.setdefault(s + step, []).append((children[kept], weights[kept]))
+        if s + small_step in pending and len(pending[s + small_step]) >= 8:
+            pending[s + small_step] = [_merge(pending[s + small_step])]
+
+    values = _backward(rules, sums, layers, layer_moves, aims)
+    start_values = np.zeros(aims)
+    for s, (keys, probs) in _start(rules).items():
+        i = sums.index(s)
+        start_values += probs @ values[i][np.searchsorted(layers[i], keys)]
+    tiles = solution.tiles
+    return PolicyValue(
+        board=solution.board.name, game=solution.game, expected_score=float(start_values[0]),
+        optimal_expected_score=solution.expected_score,
+        reach={t: float(start_values[c]) for c, t in enumerate(tiles, start=1)},
+        optimal_reach=solution.reach, optimal_move_share=met_optimal / met if met > 0 else 1.0, moves=met,
+        positions=positions, loss_by_layer=loss_by_layer, loss_by_stage=_stages(solution.sums, loss_by_layer))
+
+
+def _read_only(a, dtype) -> np.ndarray:
+    """A read-only view (a solution in memory and one mapped from a file: one compiled version)."""
+    view = np.asarray(a, dtype).view()
+    view.setflags(write=False)
+    return view
+
+
+def _answers(choose, boards) -> np.ndarray:
+    got = choose(boards)
+    try:
+        moves = np.asarray(got).astype(np.int64, casting="same_kind").reshape(-1)
+    except (TypeError, ValueError):
+        raise TD2048Error(f"the policy must return one move (0-3) per board, not {type(got).__name__}") from None
+    if moves.shape[0] != boards.shape[0]:
+        raise TD2048Error(f"the policy returned {moves.shape[0]} moves for {boards.shape[0]} boards")
+    if moves.size and (moves.min() < 0 or moves.max() > 3):
+        raise TD2048Error("the policy's moves must be 0 (up), 1 (right), 2 (down) or 3 (left)")
+    return moves
+
+
+def _backward(rules, sums, layers, layer_moves, aims) -> list[np.ndarray]:
+    small_step, big_step = rules.tile_steps
+    index = {s: i for i, s in enumerate(sums)}
+    values: list[np.ndarray | None] = [None] * len(sums)
+    empty_keys = np.zeros(0, np.uint64)
+    empty_values = np.zeros((0, aims))
+    start_sums = set(_start(rules))
+
+    def held(tile_sum):
+        i = index.get(tile_sum)
+        return (empty_keys, empty_values) if i is None else (layers[i], values[i])
+
+    for i in range(len(sums) - 1, -1, -1):
+        s = sums[i]
+        out = np.empty((len(layers[i]), aims))
+        missing = backward_layer(layers[i], layer_moves[i], *rules.args, *held(s + small_step),
+                                 *held(s + big_step), out)
+        if missing:  # pragma: no cover - a broken forward pass
+            raise TD2048Error(f"the policy's layer of tile sum {s} has {missing} children that no layer holds")
+        values[i] = out
+        for j in range(i + 1, len(sums)):  # the layers left to value lie below S: none reaches S + big_step
+            if sums[j] >= s + big_step and sums[j] not in start_sums:
+                values[j] = None
+    return values
+
+
+def _merge(parts) -> tuple[np.ndarray, np.ndarray]:
+    keys = np.concatenate([k for k, _ in parts])
+    weights = np.concatenate([w for _, w in parts])
+    unique, inverse = np.unique(keys, return_inverse=True)
+    return unique, np.bincount(inverse, weights=weights, minlength=len(unique))
+
+
+def _start(rules) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """The start boards by tile sum, as the game deals them (not up to symmetry), with their probabilities."""
+    n = rules.n
+    p_code = {1: P_SMALL, 2: P_BIG}
+    frame = rules.board.frame_cells
+    by_sum: dict[int, list[tuple[int, float]]] = {}
+    for i in range(n):
+        for j in range(n):
+            if i == j:
+                continue
+            for a in (1, 2):
+                for b in (1, 2):
+                    if rules.wide:
+                        key = (a << (5 * i)) | (b << (5 * j))
+                    else:
+                        key = (a << (4 * frame[i])) | (b << (4 * frame[j]))
+                    tile_sum = tile_value(rules.game, a) + tile_value(rules.game, b)
+                    by_sum.setdefault(tile_sum, []).append((key, p_code[a] * p_code[b] / (n * (n - 1))))
+    return {s: _merge([(np.array([k for k, _ in v], np.uint64), np.array([p for _, p in v]))])
+            for s, v in sorted(by_sum.items())}
+
+
+def _stages(solution_sums, loss_by_layer) -> list[dict]:
+    first, last = solution_sums[0], solution_sums[-1] + 1
+    width = -(-(last - first) // STAGES)
+    stages = [{"from": first + k * width, "to": min(last, first + (k + 1) * width), "loss": 0.0}
+              for k in range(STAGES) if first + k * width < last]
+    for s, loss in loss_by_layer:
+        stages[(s - first) // width]["loss"] += loss
+    return stages
+
+
+def agent_policy(agent) -> Policy:
+    """The moves of a :class:`~td2048.play.Agent` as a policy: its choice at its search depth on each board
+    (:meth:`~td2048.play.Agent.choose`: in compiled code, on the agent's threads, each board searched with an
+    empty transposition table).
+
+    Parameters
+    ----------
+    agent : Agent
+        The player (its network's board and game are the solution's).
+
+    Returns
+    -------
+    callable
+        ``choose(boards)`` for :func:`exact_policy_value`.
+    """
+    return agent.choose

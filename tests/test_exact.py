@@ -1,0 +1,192 @@
+"""td2048.solve.exact_policy_value and td2048 eval --exact: a policy's exact value on a solved board."""
+
+from __future__ import annotations
+
+import json
+
+import naive
+import numpy as np
+import pytest
+from commands import assert_one_line_error, td2048
+
+from td2048.cli.__main__ import main
+from td2048.errors import TD2048Error
+from td2048.games.game2048 import MOVE_NAMES, py_move
+from td2048.games.shape import as_shape
+from td2048.games.wide import py_wide_move
+from td2048.io.model import load_model
+from td2048.play import Agent
+from td2048.solve import agent_policy, exact_policy_value, load_solution, solve
+
+PREFERENCE = (3, 2, 1, 0)  # left, down, right, up: the first legal one
+
+
+@pytest.fixture(scope="module")
+def solved():
+    return {(b, g): solve(b, g, keep_values=True) for b, g in (("2x2", "2048"), ("2x3", "2048"), ("2x2", "2584"))}
+
+
+def preferring(board, game):
+    """The policy that plays the first legal move of PREFERENCE, on packed boards."""
+    shape = as_shape(board)
+
+    def choose(boards):
+        out = []
+        for b in boards:
+            packed = (int(b[0]), int(b[1])) if game == "2584" else int(b)
+            for d in PREFERENCE:
+                after = py_wide_move(game, packed, d, shape)[0] if game == "2584" else py_move(packed, d, shape)[0]
+                if (tuple(int(x) for x in after) if game == "2584" else after) != packed:
+                    out.append(d)
+                    break
+        return np.array(out)
+
+    return choose
+
+
+@pytest.mark.parametrize("board, game", [("2x2", "2048"), ("2x3", "2048"), ("2x2", "2584")])
+def test_a_fixed_preference_matches_the_plain_recursion(solved, board, game):
+    solution = solved[(board, game)]
+    result = exact_policy_value(solution, preferring(board, game))
+    shape = as_shape(board)
+
+    def choose(grid):
+        return next(d for d in PREFERENCE if naive.move(grid, d, game=game)[0] != grid)
+
+    start, share, moves = naive.policy_value(shape.rows, shape.cols, choose, game)
+    assert result.expected_score == pytest.approx(start[0], rel=0, abs=1e-9)
+    np.testing.assert_allclose(list(result.reach.values()), start[1:solution.aims], rtol=0, atol=1e-9)
+    assert not any(start[solution.aims:])
+    assert result.optimal_move_share == pytest.approx(share, abs=1e-9) and 0 < share < 1
+    assert result.moves == pytest.approx(moves, abs=1e-9)
+    assert result.optimal_expected_score == solution.expected_score and result.optimal_reach == solution.reach
+    assert sum(loss for _, loss in result.loss_by_layer) == pytest.approx(result.loss, abs=1e-9)
+    assert sum(s["loss"] for s in result.loss_by_stage) == pytest.approx(result.loss, abs=1e-9)
+    assert len(result.loss_by_stage) == 8 and result.loss_by_stage[0]["from"] == solution.sums[0]
+    assert result.loss_by_stage[-1]["to"] == solution.sums[-1] + 1
+
+
+def optimal(solution):
+    """The policy that plays the first move of the largest Q* (the solution's values), on 4-bit packed boards."""
+    shape, rules = solution.board, solution.rules
+    frame = shape.frame_cells
+
+    def choose(boards):
+        rows = []  # (board index, move, reward, child codes, probability)
+        for j, b in enumerate(int(x) for x in boards):
+            for d in range(4):
+                after, reward = py_move(b, d, shape)
+                if after == b:
+                    continue
+                empty = [i for i, f in enumerate(frame) if (after >> (4 * f)) & 15 == 0]
+                for i in empty:
+                    for code, p in ((1, 0.9), (2, 0.1)):
+                        codes = [(after >> (4 * f)) & 15 for f in frame]
+                        codes[i] = code
+                        rows.append((j, d, reward, codes, p / len(empty)))
+        keys = rules.keys_of([r[3] for r in rows])
+        q = np.full((len(boards), 4), -np.inf)
+        seen = np.zeros((len(boards), 4), bool)
+        for (j, d, reward, codes, p), key in zip(rows, keys, strict=True):
+            i = solution.sums.index(rules.tile_sum(codes))
+            value = solution.values[i][int(np.searchsorted(solution.keys[i], key)), 0]
+            if not seen[j, d]:
+                q[j, d], seen[j, d] = reward, True
+            q[j, d] += p * value
+        return np.argmax(q, axis=1)
+
+    return choose
+
+
+@pytest.mark.parametrize("board", ["2x2", "2x3"])
+def test_the_optimal_policy_gets_the_optimum(solved, board):
+    solution = solved[(board, "2048")]
+    result = exact_policy_value(solution, optimal(solution))
+    assert result.expected_score == pytest.approx(solution.expected_score, rel=1e-12)
+    assert result.optimal_move_share == 1.0
+    assert all(abs(loss) < 1e-9 for _, loss in result.loss_by_layer)
+
+
+def test_a_bad_answer_is_refused(solved):
+    solution = solved[("2x2", "2048")]
+    with pytest.raises(TD2048Error, match="illegal move"):
+        exact_policy_value(solution, lambda boards: np.zeros(len(boards), int))  # up from every board
+    with pytest.raises(TD2048Error, match="moves for"):
+        exact_policy_value(solution, lambda boards: [3])
+    with pytest.raises(TD2048Error, match="0 \\(up\\)"):
+        exact_policy_value(solution, lambda boards: np.full(len(boards), 7))
+
+
+@pytest.fixture(scope="module")
+def model_2x3(tmp_path_factory):
+    """A small trained 2x3 model and the 2x2 and 2x3 solution files."""
+    where = tmp_path_factory.mktemp("exact")
+    assert main(["train", "--board", "2x3", "--network", "2x3", "--episodes", "1500", "--seed", "1",
+                 "--out", str(where / "run")]) == 0
+    for board in ("2x2", "2x3"):
+        assert main(["solve", "--board", board, "--out", str(where / f"{board}.solution")]) == 0
+    return where
+
+
+def test_a_trained_model_matches_its_sampled_games(model_2x3):
+    network, _ = load_model(model_2x3 / "run" / "model.td2048")
+    solution = load_solution(model_2x3 / "2x3.solution", "2x3", "2048")
+    result = exact_policy_value(solution, agent_policy(Agent(network, seed=0)))
+    games = 4000
+    scores, codes, moves = (np.zeros(games, np.int64) for _ in range(3))
+    Agent(network, seed=7).play_into(scores, codes, moves)
+    error = scores.std(ddof=1) / np.sqrt(games)
+    assert abs(scores.mean() - result.expected_score) < 4 * error, (scores.mean(), result.expected_score, error)
+    reached = (codes >= 5).mean()  # the tile 32
+    assert abs(reached - result.reach[32]) < 4 * np.sqrt(result.reach[32] * (1 - result.reach[32]) / games) + 1e-9
+    assert abs(moves.mean() - result.moves) < 4 * moves.std(ddof=1) / np.sqrt(games)
+    assert result.expected_score < result.optimal_expected_score and 0 < result.optimal_move_share < 1
+
+
+def test_the_command_prints_one_json_line_and_refuses_another_board(model_2x3):
+    model = model_2x3 / "run" / "model.td2048"
+    result = td2048("eval", model, "--exact", model_2x3 / "2x3.solution", "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout.strip().splitlines()[-1])
+    network, _ = load_model(model)
+    want = exact_policy_value(load_solution(model_2x3 / "2x3.solution"), agent_policy(Agent(network, seed=0)))
+    assert data["expected_score"] == pytest.approx(want.expected_score, rel=1e-12)
+    assert data["optimal_expected_score"] == pytest.approx(480.258, abs=1e-3)
+    assert data["reach"] == {str(t): p for t, p in want.reach.items()} and "128" in data["optimal_reach"]
+    assert data["optimal_move_share"] == pytest.approx(want.optimal_move_share)
+    assert len(data["loss_by_stage"]) == 8 and data["search"]["depth"] == 1
+    deeper = td2048("eval", model, "--exact", model_2x3 / "2x3.solution", "--json", "--depth", "2")
+    assert deeper.returncode == 0, deeper.stderr
+    assert json.loads(deeper.stdout.strip().splitlines()[-1])["search"]["depth"] == 2
+    text = td2048("eval", model, "--exact", model_2x3 / "2x3.solution")
+    assert text.returncode == 0 and "optimal moves" in text.stdout and "tile sum" in text.stdout
+    assert_one_line_error(td2048("eval", model, "--exact", model_2x3 / "2x2.solution"), "2x2", "2x3")
+    assert_one_line_error(td2048("eval", model, "--exact", model_2x3 / "2x3.solution", "--record", "x.txt"),
+                          "--record")
+
+
+def test_a_models_exact_value_is_the_same_on_any_thread_count_and_at_depth_2(model_2x3):
+    """Each board is searched with an empty table: the moves, hence the figures, do not depend on the threads."""
+    network, _ = load_model(model_2x3 / "run" / "model.td2048")
+    solution = load_solution(model_2x3 / "2x3.solution")
+    one = exact_policy_value(solution, agent_policy(Agent(network, seed=0)))
+    three = exact_policy_value(solution, agent_policy(Agent(network, seed=0, threads=3)))
+    assert one.to_json() == three.to_json()
+    deep = [exact_policy_value(solution, agent_policy(Agent(network, seed=0, threads=t, depth=2))) for t in (1, 2)]
+    assert deep[0].to_json() == deep[1].to_json()
+    assert deep[0].expected_score != one.expected_score
+
+
+def test_agent_choose_is_the_agents_move_on_each_board(model_2x3):
+    """A batch on two threads gets the move best_move gives each board alone, -1 where the game is over."""
+    network, _ = load_model(model_2x3 / "run" / "model.td2048")
+    player = Agent(network, seed=5)
+    boards, board, values = [], player.spawn(player.spawn(0)), np.empty(4)
+    while len(boards) < 80:
+        boards.append(board)
+        move, _, _, board = player.step(board, values)
+        if move < 0:
+            board = player.spawn(player.spawn(0))
+    agent = Agent(network, seed=0, threads=2)
+    want = [MOVE_NAMES.index(m) if (m := agent.best_move(b)) else -1 for b in boards]
+    assert -1 in want and agent.choose(np.array(boards, np.uint64)).tolist() == want
