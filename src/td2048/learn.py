@@ -538,12 +538,15 @@ def train(settings: TrainSettings, network: Network | None = None,
     Raises
     ------
     TD2048Error
-        On settings that make no run, or that ask for Ray workers.
+        On settings that make no run, or that ask for Ray workers or exact valuations.
     """
     settings.validate()
     if settings.workers:
         raise TD2048Error("train() learns in this process: for Ray workers use `td2048 train --ray` (or "
                           "td2048.distributed.ray_train.RayLearner with td2048.learn.train_blocks)")
+    if settings.exact:
+        raise TD2048Error("train() keeps no log to value into: for exact valuations use `td2048 train --exact` "
+                          "(or td2048.run.exact_figures in on_block)")
     if settings.seed is None:
         settings.seed = int(np.random.SeedSequence().entropy % (2**63))
     if network is None:

@@ -11,6 +11,10 @@ a finished (or Ctrl-C-stopped) run keeps one copy of its weights, ``model.td2048
 A run killed at any moment (even with SIGKILL, even while writing a snapshot or between writing
 the model and removing the snapshot) resumes from the newest whole file of the two: the log is cut
 back to that file's episode count, so after a resume it holds every block exactly once.
+
+On a board small enough to solve (``td2048 solve``), a run given a solution (``settings.exact``) values its
+network's greedy policy exactly every ``settings.exact_every`` blocks and after its last
+(:func:`exact_figures`): the block's log line gets an ``"exact"`` object, and the block table a line.
 """
 
 from __future__ import annotations
@@ -125,6 +129,80 @@ def local_learner(network: Network, settings: TrainSettings, seed: int | None, s
                    memory_limit=settings.memory_limit, tc_records=settings.tc_records)
 
 
+def open_solution(settings: TrainSettings, board: str | None = None):
+    """The solution that ``settings.exact`` names, opened and checked against the run's board and game.
+
+    Parameters
+    ----------
+    settings : TrainSettings
+        The run's settings (checked).
+    board : str or None
+        The run's board, when it is not yet ``settings.board`` (a new run from ``--init``'s model); None:
+        ``settings.board``.
+
+    Returns
+    -------
+    td2048.solve.Solution or None
+        The solution, memory-mapped, its checksum verified; None when ``settings.exact`` is None.
+
+    Raises
+    ------
+    TD2048Error
+        In one line, for a file that cannot be read, is not a solution, is truncated or altered, or solves
+        another board or game than the run's.
+    """
+    if settings.exact is None:
+        return None
+    from td2048.solve import load_solution
+
+    solution = load_solution(settings.exact)
+    board = board or settings.board
+    if solution.board.name != board or solution.game != settings.game:
+        raise TD2048Error(f"--exact {settings.exact} solves {solution.game} on {solution.board.name}, but the run "
+                          f"trains {settings.game} on {board}")
+    return solution
+
+
+def exact_figures(network: Network, solution, threads: int = 1, memory_limit: int | None = None) -> dict:
+    """A network's greedy policy valued exactly on a solved board, as a training log's ``"exact"`` object.
+
+    The policy is :class:`td2048.play.Agent`'s at depth 1 (:func:`td2048.solve.agent_policy`), valued by
+    :func:`td2048.solve.exact_policy_value` over every position it can meet.
+
+    Parameters
+    ----------
+    network : Network
+        The network, of the solution's board and game (its weights are only read).
+    solution : td2048.solve.Solution
+        The board's solution, with its values (:func:`td2048.solve.load_solution`).
+    threads : int
+        Threads that choose the policy's moves.
+    memory_limit : int or None
+        The most bytes of weights; None: the network's own.
+
+    Returns
+    -------
+    dict
+        ``expected_score`` (the policy's), ``optimal_expected_score`` (perfect play's), ``loss`` (their
+        difference, the score lost a game), ``loss_share`` (the loss as a share of the optimum),
+        ``optimal_move_share``, ``moves`` (a game's expected moves), ``positions`` (the boards the policy
+        meets), ``reach`` (tile value, as a string -> the probability of ever holding it) and ``seconds``
+        (those the valuation took).
+    """
+    from td2048.play import Agent
+    from td2048.solve import agent_policy, exact_policy_value
+
+    started = time.perf_counter()
+    agent = Agent(network, None, 0, threads, memory_limit=max(memory_limit or 0, network.spec.nbytes))
+    value = exact_policy_value(solution, agent_policy(agent))
+    seconds = time.perf_counter() - started
+    optimum = value.optimal_expected_score
+    return {"expected_score": value.expected_score, "optimal_expected_score": optimum, "loss": value.loss,
+            "loss_share": value.loss / optimum if optimum else 0.0, "optimal_move_share": value.optimal_move_share,
+            "moves": value.moves, "positions": value.positions,
+            "reach": {str(t): p for t, p in value.reach.items()}, "seconds": round(seconds, 6)}
+
+
 def learner_threads(settings: TrainSettings) -> int:
     """Random states a run's learner has: its threads, times its Ray workers (if any)."""
     return settings.threads * max(1, settings.workers)
@@ -133,9 +211,11 @@ def learner_threads(settings: TrainSettings) -> int:
 class TrainingRun:
     """One run directory being trained: create or resume, then iterate :meth:`blocks`."""
 
-    def __init__(self, directory: Path, settings: TrainSettings, network: Network, learner: Learner, done: int):
+    def __init__(self, directory: Path, settings: TrainSettings, network: Network, learner: Learner, done: int,
+                 solution=None):
         """Use :meth:`create` or :meth:`resume`."""
         self.directory = directory
+        self.solution = solution  # settings.exact's, opened once
         self.settings = settings
         self.network = network
         self.learner = learner
@@ -153,6 +233,10 @@ class TrainingRun:
     def create(cls, directory: str | Path, settings: TrainSettings,
                learner_factory: LearnerFactory = local_learner) -> TrainingRun:
         settings.validate()
+        board = None
+        if settings.exact is not None and settings.init is not None:  # the board is the model's
+            board = read_header(settings.init).get("network", {}).get("board", "4x4")
+        solution = open_solution(settings, board)  # checked before anything is written
         directory = ensure_writable_dir(directory)
         if (directory / LOG).exists() or (directory / SNAPSHOT).exists():
             raise TD2048Error(f"{directory} already holds a run; resume it with --resume {directory} "
@@ -165,7 +249,7 @@ class TrainingRun:
             indent=2) + "\n")
         (directory / LOG).write_text("")
         learner = learner_factory(network, settings, settings.seed, None)
-        return cls(directory, settings, network, learner, 0)
+        return cls(directory, settings, network, learner, 0, solution)
 
     @staticmethod
     def _initial_network(settings: TrainSettings) -> Network:
@@ -200,6 +284,7 @@ class TrainingRun:
                                   f"(the run has {getattr(settings, key)!r})")
             setattr(settings, key, value)
         settings.validate()
+        solution = open_solution(settings)  # checked before anything is written
         ensure_writable_dir(directory)
         for stale in directory.glob(".*.tmp"):  # a save that a crash cut short
             stale.unlink(missing_ok=True)
@@ -232,25 +317,62 @@ class TrainingRun:
         kept = [b for b in read_log(directory / LOG) if b.get("episodes", 0) <= done]
         write_text_atomic(directory / LOG, "".join(json.dumps(b) + "\n" for b in kept))
         write_text_atomic(directory / SETTINGS, json.dumps({**saved, **settings.to_dict()}, indent=2) + "\n")
-        return cls(directory, settings, network, learner, done)
+        return cls(directory, settings, network, learner, done, solution)
 
     # ------------------------------------------------------------ training
 
     def blocks(self, stop: Callable[[], bool] = lambda: False) -> Iterator[BlockStats]:
-        """Train block by block, logging each and snapshotting on schedule; ends early when ``stop()``."""
+        """Train block by block, logging each and snapshotting on schedule; ends early when ``stop()``.
+
+        With a solution (``settings.exact``), the blocks that end a stretch of ``exact_every`` x ``block``
+        episodes, the last block and a block after which ``stop()`` holds carry :meth:`exact`'s figures
+        under ``extra["exact"]`` (in the log line and the table); the valuation's time is not the block's.
+        So the run ends on a valued block: a stop that comes after a block was found not due (while its
+        line is written or its table shown) takes effect after the next block.
+        """
         try:
             with open(self.directory / LOG, "a", encoding="utf-8") as log:
                 for stats in train_blocks(self.settings, self.learner, self.done):
-                    self.done = stats.episodes
+                    before, self.done = self.done, stats.episodes
+                    valued = self._exact_due(before, stop)
+                    if valued:
+                        stats.extra["exact"] = self.exact()
                     log.write(json.dumps(stats.to_json()) + "\n")
                     log.flush()
                     yield stats
-                    if stop():
+                    if stop() and (valued or self.solution is None):  # else one more block, valued, then stop
                         return
                     if self._snapshot_due():
                         self.snapshot(background=True)
         except OSError as e:
             raise TD2048Error(f"cannot write {self.directory / LOG}: {e.strerror or e}") from None
+
+    def _exact_due(self, before: int, stop: Callable[[], bool]) -> bool:
+        """Whether the block from episode ``before`` to :attr:`done` is valued exactly."""
+        if self.solution is None:
+            return False
+        every = self.settings.block * self.settings.exact_every
+        return self.done // every > before // every or self.done >= self.settings.episodes or stop()
+
+    def exact(self) -> dict:
+        """The network's greedy policy valued exactly against the run's solution, now.
+
+        What the threads (or Ray workers) learned is merged into the network's weights first.
+
+        Returns
+        -------
+        dict
+            :func:`exact_figures`'s object.
+
+        Raises
+        ------
+        TD2048Error
+            When the run has no solution (``settings.exact`` is None).
+        """
+        if self.solution is None:
+            raise TD2048Error("this run has no solution to value its network against (settings.exact)")
+        self.learner.merge()
+        return exact_figures(self.network, self.solution, self.settings.threads, self.settings.memory_limit)
 
     def _snapshot_due(self) -> bool:
         episodes, seconds = snapshot_interval(self.settings.snapshot_every)
@@ -348,4 +470,4 @@ class TrainingRun:
 
 
 __all__ = ["FIXED_ON_RESUME", "LOG", "MODEL", "PLOT", "SETTINGS", "SNAPSHOT", "LearnerFactory", "TrainingRun",
-           "learner_threads", "local_learner", "read_log", "resume_source"]
+           "exact_figures", "learner_threads", "local_learner", "open_solution", "read_log", "resume_source"]

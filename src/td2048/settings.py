@@ -9,6 +9,7 @@ second. What runs the settings is elsewhere: :mod:`td2048.learn` trains, :mod:`t
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -117,6 +118,13 @@ class TrainSettings:
         With Ray workers: seconds of learning between their syncs.
     board : str
         The board, ``RxC`` (``3x3``; see :mod:`td2048.games.shape`); ``network`` names a preset or cells of it.
+    exact : str or None
+        A solution file of the run's board and game (``td2048 solve --out``): every ``exact_every`` blocks, and
+        after the last, the network's greedy policy is valued exactly against it (:mod:`td2048.solve.policy`)
+        and the figures go into the block's log line; None: never. Read by ``td2048 train``
+        (:class:`td2048.run.TrainingRun`); :func:`td2048.train` refuses it.
+    exact_every : int or None
+        Blocks between exact valuations (every ``exact_every`` x ``block`` episodes); None: 1 with ``exact``.
     """
 
     network: str = DEFAULT_NETWORK
@@ -151,6 +159,8 @@ class TrainSettings:
     workers: int = 0
     sync_every: float = DEFAULT_SYNC_SECONDS
     board: str = "4x4"
+    exact: str | None = None
+    exact_every: int | None = None
 
     def validate(self) -> None:
         """Check every setting (a 2584 run without a clamp gets the default clamp).
@@ -195,6 +205,15 @@ class TrainSettings:
         if self.game not in GAMES:
             raise TD2048Error(f"--game must be one of {', '.join(GAMES)}, not {self.game!r}")
         self.board = BoardShape.parse(self.board).name  # raises on a shape that is not supported
+        if self.exact_every is not None:
+            if not (isinstance(self.exact_every, int) and self.exact_every >= 1):
+                raise TD2048Error(f"--exact-every must be a number of blocks, at least 1, not {self.exact_every}")
+            if self.exact is None:
+                raise TD2048Error("--exact-every sets how often --exact SOLUTION values the network: add --exact")
+        elif self.exact is not None:
+            self.exact_every = 1
+        if self.exact is not None:
+            self.exact = os.fspath(self.exact)  # a path given as a Path: kept as text in settings.json
         if self.clamp is None and self.game == "2584":
             self.clamp = DEFAULT_CLAMP_2584
         if not (isinstance(self.optimistic, (int, float)) and math.isfinite(self.optimistic) and self.optimistic >= 0):

@@ -12,6 +12,11 @@
 Rows start at the smallest tile that ended a game; tiles are 2048's powers of two or
 2584's Fibonacci numbers. Percentages print with up to 6
 significant digits, as C++ streams do (``99.3007%``). A blank line follows each block.
+
+A block valued exactly against a solved board (``td2048 train --exact``) has one more line, after the
+tile rows::
+
+    exact = 183.82      gap = 296.44 (61.73% of the optimum 480.26)      optimal moves 61.55%
 """
 
 from __future__ import annotations
@@ -60,7 +65,8 @@ class BlockStats:
     seconds : float
         Seconds the block took.
     extra : dict, optional
-        More fields for the log line (``alpha``, ``tc``, ``restarted``, ...).
+        More fields for the log line (``alpha``, ``tc``, ``restarted``, ...; ``exact``, the exact valuation of
+        a run on a solved board, also shows in :meth:`table`).
 
     See Also
     --------
@@ -145,12 +151,18 @@ class BlockStats:
         -------
         str
             The header line (episodes, ``avg``, ``max``), one row per tile (reach share, end share in
-            brackets), then a blank line.
+            brackets), with ``extra["exact"]`` a line of the exact expected score and its gap to the optimum,
+            then a blank line.
         """
         lines = [f"{self.episodes}\tavg = {self.avg:.6g}\tmax = {self.max}"]
         for tile, share in self.reach.items():
             if self.end[tile] > 0 or share > 0:
                 lines.append(f"\t{tile}\t{percent(share)}\t({percent(self.end[tile])})")
+        exact = self.extra.get("exact")
+        if exact:
+            lines.append(f"exact = {exact['expected_score']:.2f}\tgap = {exact['loss']:.2f} "
+                         f"({100 * exact['loss_share']:.2f}% of the optimum {exact['optimal_expected_score']:.2f})"
+                         f"\toptimal moves {100 * exact['optimal_move_share']:.2f}%")
         return "\n".join(lines) + "\n"
 
     def to_json(self) -> dict:

@@ -1,4 +1,4 @@
-"""``td2048 plot``: average score and reach-rate curves of one or more runs, as a PNG."""
+"""``td2048 plot``: average score, reach-rate and exact expected score curves of one or more runs, as a PNG."""
 
 from __future__ import annotations
 
@@ -7,10 +7,12 @@ from pathlib import Path
 
 from td2048.plot import plot_runs
 
-HELP = "plot runs' average score and 2048/4096/8192/16384 rates"
+HELP = "plot runs' average score, 2048/4096/8192/16384 rates and exact expected score (--exact runs)"
 DESCRIPTION = """\
 Draw, from the runs' log.jsonl, the average score per block and the share of games that
 reached 2048, 4096, 8192 and 16384 against episodes; several runs are overlaid with a legend.
+Runs trained with --exact SOLUTION get one more panel: the exact expected score of the network's
+greedy policy against episodes, with the optimum (perfect play's expected score) as a labelled line.
 """
 
 

@@ -36,6 +36,8 @@ from td2048.settings import MERGE_OFF, TrainSettings
 from td2048.spec import METHODS, default_network
 from td2048.version import __version__
 
+EXACT_OFF = "off"  # --exact's word, with --resume, for no more exact valuations
+
 HELP = "train an n-tuple network by TD learning (afterstate or state values)"
 DESCRIPTION = """\
 Train an n-tuple network for 2048 (or 2584, --game 2584) by TD(0) learning of afterstate values.
@@ -74,6 +76,11 @@ learns on --threads threads of its own, and every --sync-every seconds the worke
 changed (on the workers themselves; see td2048.kernels.exchange for the rule) and all go on from the
 merged weights.
 This process logs the blocks and writes the snapshots and the model; --resume works as above.
+
+On a board small enough to solve (td2048 solve --board 2x3 --out FILE), --exact FILE values the
+network's greedy policy exactly every --exact-every blocks and after the last (on --threads threads,
+from the merged weights with --ray): the block table shows its expected score and the gap to the
+optimum, and the log line an "exact" object (td2048 plot draws it against the optimum).
 """
 
 
@@ -163,6 +170,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sync-every", type=positive_float_arg, default=None, metavar="SECONDS",
                    help=f"with --ray: seconds of learning between syncs of the workers (default "
                         f"{DEFAULT_SYNC_SECONDS:g})")
+    p.add_argument("--exact", default=None, metavar="SOLUTION",
+                   help="a solution file of the run's board and game (td2048 solve --out): every --exact-every "
+                        "blocks and after the last, the network's greedy policy is valued exactly against it; the "
+                        "expected score and the gap to the optimum go into the block table and the log's \"exact\" "
+                        "object. With --resume, another file of the same board and game may be given, or 'off'")
+    p.add_argument("--exact-every", type=positive_int_arg, default=None, metavar="N",
+                   help="with --exact: blocks between exact valuations (default 1)")
     p.add_argument("--init", default=None, metavar="MODEL", help="start from a trained model instead of zeros")
     p.add_argument("--out", type=Path, default=None,
                    help="run directory (default runs/NETWORK-DATE-TIME); must not hold a run already")
@@ -176,7 +190,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 _SETTING_OPTIONS = ("game", "cells", "network", "isomorphisms", "clamp", "episodes", "alpha", "update", "seed", "block",
                     "threads", "snapshot_every", "memory_limit", "init", "lam", "nstep", "alpha_schedule",
                     "explore", "method", "merge_every", "optimistic", "stages", "promote", "tc_from", "tc_alpha",
-                    "tc_start_rate", "tc_records", "restarts", "restart_tile", "sync_every", "board")
+                    "tc_start_rate", "tc_records", "restarts", "restart_tile", "sync_every", "board", "exact",
+                    "exact_every")
 
 
 class _Output:
@@ -247,6 +262,12 @@ def run(args: argparse.Namespace) -> int:
         if given.get("tc_from") == "0":
             raise TD2048Error("--merge-every is for TD on copies; with --tc every episode is TC, whose threads "
                               "share one table")
+    if args.exact is not None and args.exact.strip().lower() == EXACT_OFF:
+        if args.resume is None:
+            raise TD2048Error("--exact off stops a resumed run's exact valuations: a new run has none to stop")
+        if args.exact_every is not None:
+            raise TD2048Error("--exact off stops the exact valuations: leave out --exact-every")
+        given["exact"] = given["exact_every"] = None
     if args.ray is not None:
         given["workers"] = args.workers or 1  # set from the cluster once connected
     elif args.resume is not None:
@@ -320,6 +341,9 @@ def _train(args: argparse.Namespace, training) -> int:
         + (", on records" if settings.tc_records and not settings.workers else "")
         + f") from episode {settings.tc_start()}",
         f", restarts {settings.restarts:g}" if settings.restarts else ""])
+    if settings.exact is not None:
+        every = "block" if settings.exact_every == 1 else f"{settings.exact_every} blocks"
+        methods += f", valued exactly against {settings.exact} every {every}"
     where = f"{settings.threads} thread(s)"
     if settings.threads > 1 and settings.merge_every is not None and settings.tc_start() != 0:
         where += f" (TD on copies merged every {settings.merge_every:g} s)"

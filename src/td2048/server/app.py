@@ -2,8 +2,10 @@
 
 Every answer is JSON except the page (``/``) and a game's record (text). Every refusal is a 4xx with
 one line of JSON, ``{"error": "..."}``; 503 when the searches are saturated (see
-:mod:`td2048.server.engine`). No request names a file: the page is assembled from the package's own
-files when the app is made, and nothing else of the machine is read or written.
+:mod:`td2048.server.engine`). On a solved board (``--solution``) the analyses and the games' moves carry
+the exact values too, and each move what it lost against perfect play. No request names a file: the page
+is assembled from the package's own files when the app is made, and nothing else of the machine is read or
+written.
 """
 
 import asyncio
@@ -20,8 +22,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from td2048 import TD2048Error
 from td2048.games.game2048 import MOVE_NAMES
 from td2048.io.replay_html import VIEWER_HTML, palette_data, replay_text, viewer_assets
-from td2048.server.engine import Busy, Conflict, Engine, Gone, NotFound, best_move
+from td2048.server.engine import NO_DEPTH, Busy, Conflict, Engine, Gone, NotFound, best_move
 from td2048.server.games import MAX_SEED, GameStore
+from td2048.solve.policy import RTOL
 from td2048.version import __version__
 
 MAX_BODY = 64 * 1024  # bytes of a request's body, past which it gets 413
@@ -57,14 +60,26 @@ class Values(BaseModel):
     left: float | None
 
 
+class Exact(BaseModel):
+    """A position's exact values on a solved board (a server with --solution)."""
+
+    moves: Values = Field(description="each move's Q*: its reward plus the expected score under perfect play "
+                                      "after it; null for an illegal move")
+    best: Literal["up", "right", "down", "left"] = Field(
+        description="the perfect move: the largest Q* (the first in the order up, right, down, left on a tie)")
+    value: float = Field(description="the position's expected score under perfect play: the perfect move's Q*")
+
+
 class Analysis(BaseModel):
-    """What ``td2048 analyze --json`` prints for the board and depth."""
+    """What ``td2048 analyze --json`` prints for the board and depth; on a solved board, the exact values too."""
 
     board: list[int] = Field(description="the board, a tile value per cell (16 on 4x4; GET /api/model's rows x "
                                          "cols), row-major, 0 empty")
-    depth: int
+    depth: int | None = Field(description="the search depth; null on a server without a model (perfect play)")
     moves: Values
     best: Literal["up", "right", "down", "left"]
+    exact: Exact | None = Field(None, description="with --solution only: the exact values; null for a board the "
+                                                  "start of the game never reaches")
 
 
 class MoveAnswer(BaseModel):
@@ -92,6 +107,8 @@ class GameSummary(BaseModel):
     legal: list[Literal["up", "right", "down", "left"]] = Field(
         description="the moves that change the board, in the order up, right, down, left (none once it is over)")
     over: bool
+    lost: float | None = Field(None, description="with --solution only: the expected score the game's moves lost "
+                                                 "against perfect play, in all")
 
 
 class GameState(GameSummary):
@@ -110,7 +127,12 @@ class MoveResult(GameSummary):
     reward: int
     placed: Placed
     values: Values | None = Field(None, description="the engine's values of the four moves (engine moves only)")
-    depth: int | None = Field(None, description="the engine's search depth (engine moves only)")
+    depth: int | None = Field(None, description="the engine's search depth (engine moves only; null without a "
+                                                "model)")
+    exact: Exact | None = Field(None, description="with --solution only: the exact values of the board the move "
+                                                  "was played on")
+    loss: float | None = Field(None, description="with --solution only: the expected score the move lost, Q*(the "
+                                                 "perfect move) - Q*(this move); 0 for a perfect move")
 
 
 _STRICT = ConfigDict(strict=True, extra="forbid")
@@ -122,7 +144,8 @@ def _request_models(engine: Engine):
     cells = engine.shape.n_cells
     where = "" if engine.shape.full else f" (the {engine.shape} board)"
     Tile = Annotated[int, WithJsonSchema({"type": "integer", "enum": engine.tiles})]  # noqa: N806
-    Depth = Annotated[int, Field(ge=1, le=engine.max_depth)]  # noqa: N806
+    # without a model the engine is perfect play: no depth (a request that names one is refused)
+    Depth = Annotated[int, Field(ge=1, le=engine.max_depth)] | None if engine.network is not None else None  # noqa: N806
 
     class Position(BaseModel):
         """A board of the model's game and a search depth (the server's when left out)."""
@@ -130,7 +153,7 @@ def _request_models(engine: Engine):
         model_config = _STRICT
         board: Annotated[list[Tile], Field(min_length=cells, max_length=cells,
                                            description=f"{cells} tile values{where}, row-major, 0 empty")]
-        depth: Depth | None = None
+        depth: Depth = None
 
     class NewGame(BaseModel):
         """A game's seed (drawn when left out): the same seed and moves give the same game."""
@@ -149,7 +172,7 @@ def _request_models(engine: Engine):
 
         model_config = _STRICT
         engine: Literal[True]
-        depth: Depth | None = None
+        depth: Depth = None
 
     class Replay(BaseModel):
         """A record file's text (the first 100 games are replayed) and its game (detected when left out)."""
@@ -300,8 +323,12 @@ def create_app(engine: Engine, store: GameStore, local: bool = True) -> FastAPI:
             shape = engine.shape
             return _error(422, f"board: this model plays the {shape} board, {shape.n_cells} tile values (row-major, "
                                f"0 for empty), not {len(error.get('input', ()))}")
+        if engine.network is None and any(e.get("loc", ())[-1:] == ("depth",) and e.get("type") == "none_required"
+                                          for e in errors):
+            return _error(422, "depth: " + NO_DEPTH)
         if any(part in ("PlayerMove", "EngineMove") for e in errors for part in e.get("loc", ())):
-            return _error(422, 'a move is {"move": "up", "right", "down" or "left"} or {"engine": true, "depth": N}: '
+            engine_move = '{"engine": true}' if engine.network is None else '{"engine": true, "depth": N}'
+            return _error(422, f'a move is {{"move": "up", "right", "down" or "left"}} or {engine_move}: '
                           + _one_line(error))
         return _error(422, _one_line(error))
 
@@ -328,7 +355,7 @@ def create_app(engine: Engine, store: GameStore, local: bool = True) -> FastAPI:
                                                                "max_age": store.max_age}})
 
     @app.post("/api/analyze", response_model=Analysis, responses=refusals,
-              summary="Every move's value at a depth (td2048 analyze --json)")
+              summary="Every move's value at a depth (td2048 analyze --json); on a solved board, the exact values")
     async def analyze(position: Position) -> JSONResponse:
         board, depth = engine.board(position.board), engine.check_depth(position.depth)
         return JSONResponse(await engine.run(engine.analysis, board, depth))
@@ -358,17 +385,25 @@ def create_app(engine: Engine, store: GameStore, local: bool = True) -> FastAPI:
         game = store.get(game_id)
         if game.searching:
             raise Conflict(f"game {game_id} is waiting for the engine's move: one move at a time")
-        if isinstance(request, PlayerMove):
+        by_engine = isinstance(request, EngineMove)
+        if not by_engine and engine.solution is None:
             return JSONResponse(game.move(request.move))
-        depth = engine.check_depth(request.depth)
+        depth = engine.check_depth(request.depth) if by_engine else None
         if game.over:
             raise Conflict(f"game {game_id} is over: start a new one (or undo)")
         game.searching = True
         try:
-            values = await engine.run(engine.values, game.board, depth)
+            values, exact = await engine.run(engine.before_move, game.board, depth, by_engine)
         finally:
             game.searching = False
-        return JSONResponse({**game.move(best_move(values)), "values": values, "depth": depth})
+        move = best_move(values) if by_engine else request.move
+        loss = None if exact is None or exact["moves"][move] is None else _loss(exact, move)
+        result = game.move(move, loss)
+        if by_engine:
+            result.update(values=values, depth=depth)
+        if engine.solution is not None:
+            result.update(exact=exact, loss=loss)
+        return JSONResponse(result)
 
     @app.post("/api/games/{game_id}/undo", response_model=GameSummary, responses=game_refusals,
               summary="Take back a game's last move")
@@ -396,6 +431,13 @@ def create_app(engine: Engine, store: GameStore, local: bool = True) -> FastAPI:
 
     app.add_middleware(Guard, local=local)
     return app
+
+
+def _loss(exact: dict, move: str) -> float:
+    """The expected score a move lost against perfect play: Q*(the perfect move) - Q*(the move), 0 when it is
+    within :data:`td2048.solve.policy.RTOL` of the best (an optimal move, as ``td2048 eval --exact`` counts them)."""
+    best, played = exact["value"], exact["moves"][move]
+    return 0.0 if played >= best - RTOL * abs(best) else best - played
 
 
 def _page(engine: Engine) -> str:

@@ -13,6 +13,11 @@ thread with its own :class:`td2048.Agent` per depth. At most ``threads`` searche
 
 A move's value is r + the value of its afterstate at the search depth, exactly as ``td2048 analyze``
 prints it (the same search: no transposition table, no depth limits, no downgrading).
+
+On a solved board (``td2048 serve --solution FILE``) the engine also holds the solution
+(:mod:`td2048.solve`): each move's exact value, Q*(s, a), the expected score under perfect play after it
+(:meth:`td2048.solve.Solution.move_values`), beside the model's; without a model, the engine is perfect play
+itself, and there is no search depth.
 """
 
 from __future__ import annotations
@@ -51,6 +56,14 @@ class Conflict(TD2048Error):
     """A request that the game's state refuses: a move after the game is over, an undo of nothing (HTTP 409)."""
 
 
+class NotHeld(TD2048Error):
+    """A board that the solution holds no value of: the start never reaches it (HTTP 422)."""
+
+
+NO_DEPTH = ("this server has no model: its engine plays perfectly from the solution, with no search depth "
+            "(leave depth out)")
+
+
 def default_threads() -> int:
     """Search threads when ``--threads`` is left out: the CPUs this process may use, at most 4."""
     try:
@@ -61,52 +74,73 @@ def default_threads() -> int:
 
 
 class Engine:
-    """A model's searches for a server: values of positions, on worker threads, bounded.
+    """A model's searches for a server: values of positions, on worker threads, bounded; and a solution's exact
+    values of positions on a solved board.
 
     Parameters
     ----------
-    network : td2048.Network
-        The model's network (2048 or 2584, any cells, any board: its boards are ``network.board``).
+    network : td2048.Network or None
+        The model's network (2048 or 2584, any cells, any board: its boards are ``network.board``); None: a
+        server without a model, whose engine is the solution's perfect play.
     header : dict
         The model file's header (for :meth:`model_info`).
-    name : str
-        What the model is called in :meth:`model_info` (its file name, never a path).
+    name : str or None
+        What the model is called in :meth:`model_info` (its file name, never a path); None without a model.
     depth : int
-        The depth of a request that names none.
+        The depth of a request that names none (not used without a model).
     max_depth : int
-        The deepest search a request may ask for.
+        The deepest search a request may ask for (not used without a model).
     threads : int
         Searches that run at once.
     queue : int
         Searches that may wait for a thread; more are refused with :class:`Busy`.
+    solution : td2048.solve.Solution or None
+        A solution of the model's board and game (every reachable position's exact value), or None.
+    solution_name : str or None
+        What the solution is called in :meth:`model_info` (its file name, never a path).
 
     Raises
     ------
     TD2048Error
-        Depths out of range (1 to ``max_depth``, at most td2048's deepest search) or counts below 1 (0 for queue).
+        Depths out of range (1 to ``max_depth``, at most td2048's deepest search) or counts below 1 (0 for queue);
+        neither a model nor a solution; a solution of another board or game than the model's.
     """
 
-    def __init__(self, network, header: dict, name: str, depth: int = 2, max_depth: int = 4, threads: int = 1,
-                 queue: int = DEFAULT_QUEUE):
-        if not 1 <= max_depth <= MAX_DEPTH:
-            raise TD2048Error(f"--max-depth must be from 1 to {MAX_DEPTH}, not {max_depth}")
-        if not 1 <= depth <= max_depth:
-            raise TD2048Error(f"--depth must be from 1 to --max-depth ({max_depth}), not {depth}")
+    def __init__(self, network, header: dict, name: str | None, depth: int = 2, max_depth: int = 4,
+                 threads: int = 1, queue: int = DEFAULT_QUEUE, solution=None, solution_name: str | None = None):
+        if network is None and solution is None:
+            raise TD2048Error("a server needs a model or a solution")
+        if network is not None:
+            if not 1 <= max_depth <= MAX_DEPTH:
+                raise TD2048Error(f"--max-depth must be from 1 to {MAX_DEPTH}, not {max_depth}")
+            if not 1 <= depth <= max_depth:
+                raise TD2048Error(f"--depth must be from 1 to --max-depth ({max_depth}), not {depth}")
         if threads < 1:
             raise TD2048Error(f"--threads must be at least 1, not {threads}")
         if queue < 0:
             raise TD2048Error(f"--queue must be >= 0, not {queue}")
-        self.network, self.header, self.name = network, header, Path(name).name
-        self.game, self.shape = network.game, network.board
+        if network is not None and solution is not None and (solution.board != network.board
+                                                             or solution.game != network.game):
+            raise TD2048Error(f"{solution_name or 'the solution'} solves {solution.game} on {solution.board.name}, "
+                              f"but the model plays {network.game} on {network.board.name}")
+        self.network, self.header, self.name = network, header, None if name is None else Path(name).name
+        self.solution, self.solution_name = solution, None if solution_name is None else Path(solution_name).name
+        played = network if network is not None else solution
+        self.game, self.shape = played.game, played.board
+        if network is None:
+            depth = max_depth = None
         self.depth, self.max_depth, self.threads, self.queue = depth, max_depth, threads, queue
-        self._searches = {d: parse_search(d, 0, game=self.game) for d in range(1, max_depth + 1)}
+        self._searches = {d: parse_search(d, 0, game=self.game) for d in range(1, (max_depth or 0) + 1)}
         self._local = threading.local()  # each worker thread's agents, by depth
         self._executor = ThreadPoolExecutor(threads, thread_name_prefix="td2048-search")
         self.in_flight = 0  # admitted and not finished: running plus waiting (read and written on the event loop)
 
     @property
     def tiles(self) -> list[int]:
-        """Every tile value a board given to this model may hold, 0 (empty) first."""
+        """Every tile value a board given to this model may hold, 0 (empty) first; without a model, those of the
+        solution's positions."""
+        if self.network is None:
+            return [tile_value(self.game, code) for code in range(self.solution.aims)]
         largest = 31 if self.network.wide else 15
         return [tile_value(self.game, code) for code in range(largest + 1)]
 
@@ -120,7 +154,8 @@ class Engine:
             A list that is not one tile of the game per cell, or a tile past what the model's cells hold.
         """
         board = Board.from_tiles(tiles, self.game, self.shape)
-        self.packed(board)
+        if self.network is not None:
+            self.packed(board)
         return board
 
     def packed(self, board: Board):
@@ -137,14 +172,18 @@ class Engine:
             raise TD2048Error(f"the board holds a tile past {tile_value(self.game, 15)}, more than this model's "
                               "4-bit cells hold") from None
 
-    def check_depth(self, depth: int | None) -> int:
-        """The depth of a request: ``depth``, or the server's when None.
+    def check_depth(self, depth: int | None) -> int | None:
+        """The depth of a request: ``depth``, or the server's when None (None without a model).
 
         Raises
         ------
         TD2048Error
-            A depth out of 1 to ``max_depth``.
+            A depth out of 1 to ``max_depth``; any depth on a server without a model.
         """
+        if self.network is None:
+            if depth is not None:
+                raise TD2048Error(NO_DEPTH)
+            return None
         if depth is None:
             return self.depth
         if not 1 <= depth <= self.max_depth:
@@ -159,14 +198,18 @@ class Engine:
             agents[depth] = Agent(self.network, self._searches[depth])
         return agents[depth]
 
-    def values(self, board: Board, depth: int) -> dict[str, float | None]:
-        """Every move's value (None: illegal), in the order up, right, down, left; on the calling thread.
+    def values(self, board: Board, depth: int | None) -> dict[str, float | None]:
+        """Every move's value (None: illegal), in the order up, right, down, left; on the calling thread. The
+        model's at the depth; without a model, the exact values (:meth:`exact`).
 
         Raises
         ------
         TD2048Error
-            A board with no legal move, or a value that is not a finite number (a damaged model).
+            A board with no legal move, or a value that is not a finite number (a damaged model); without a
+            model, a board the solution does not hold (:class:`NotHeld`).
         """
+        if self.network is None:
+            return self.exact(board)["moves"]
         values = self._agent(depth).analyze(self.packed(board))
         if all(v is None for v in values.values()):
             raise TD2048Error("the board has no legal move: the game is over")
@@ -174,11 +217,61 @@ class Engine:
             raise TD2048Error("the model gives a value that is not a finite number")
         return values
 
-    def analysis(self, board: Board, depth: int) -> dict:
-        """What ``td2048 analyze --json`` prints for the board and depth: board, depth, moves, best."""
+    def exact(self, board: Board) -> dict:
+        """A position's exact values from the solution: ``moves`` (each move's Q*, the expected score under
+        perfect play after it; None: illegal), ``best`` (the perfect move: the first of the largest Q* in the
+        order up, right, down, left) and ``value`` (its Q*, the position's expected score under perfect play).
+
+        Raises
+        ------
+        NotHeld
+            A board the solution holds no value of (the start never reaches it).
+        TD2048Error
+            A board with no legal move; a server without a solution.
+        """
+        if self.solution is None:
+            raise TD2048Error("this server has no solution: td2048 serve --solution FILE gives the exact values")
+        try:
+            q = self.solution.move_values(board)
+        except TD2048Error:
+            raise NotHeld(f"{self.solution_name or 'the solution'} holds no value of this board: the start of the "
+                          "game never reaches it") from None
+        moves = {name: (None if math.isnan(v) else float(v)) for name, v in zip(MOVE_NAMES, q, strict=True)}
+        if all(v is None for v in moves.values()):
+            raise TD2048Error("the board has no legal move: the game is over")
+        best = best_move(moves)
+        return {"moves": moves, "best": best, "value": moves[best]}
+
+    def exact_or_none(self, board: Board) -> dict | None:
+        """:meth:`exact`, or None for a board the solution does not hold or a server without a solution."""
+        if self.solution is None:
+            return None
+        try:
+            return self.exact(board)
+        except NotHeld:
+            return None
+
+    def analysis(self, board: Board, depth: int | None) -> dict:
+        """What ``td2048 analyze --json`` prints for the board and depth: board, depth, moves, best; with a
+        solution, ``exact`` too (:meth:`exact`; None for a board it does not hold). Without a model ``moves``
+        and ``best`` are the exact ones and ``depth`` is None."""
+        tiles = [v for row in board.tiles for v in row]
+        if self.network is None:
+            exact = self.exact(board)
+            return {"board": tiles, "depth": None, "moves": exact["moves"], "best": exact["best"], "exact": exact}
         values = self.values(board, depth)
-        return {"board": [v for row in board.tiles for v in row], "depth": depth, "moves": values,
-                "best": best_move(values)}
+        answer = {"board": tiles, "depth": depth, "moves": values, "best": best_move(values)}
+        if self.solution is not None:
+            answer["exact"] = self.exact_or_none(board)
+        return answer
+
+    def before_move(self, board: Board, depth: int | None, engine: bool) -> tuple[dict | None, dict | None]:
+        """What a game's move needs of its board: the engine's values (when the engine plays it) and the exact
+        values (with a solution; None for a board it does not hold)."""
+        if self.network is None:  # perfect play: the engine's values are the exact ones
+            exact = self.exact(board)
+            return (exact["moves"] if engine else None), exact
+        return (self.values(board, depth) if engine else None), self.exact_or_none(board)
 
     async def run(self, work: Callable[..., T], *args) -> T:
         """``work(*args)`` on a search thread, once admitted; :class:`Busy` at once when the queue is full.
@@ -197,14 +290,35 @@ class Engine:
             self.in_flight -= 1
 
     def warm(self) -> None:
-        """Load (or compile) the search kernels before the first request, on this thread and the workers'."""
+        """Load (or compile) the search kernels before the first request, on this thread and the workers'; with
+        a solution, its look-ups' kernels."""
+        if self.solution is not None:
+            start = self.solution.rules.codes_of(self.solution.keys[0][:1])[0]
+            self.solution.move_values([int(c) for c in start])
+        if self.network is None:
+            return
         board = Board.from_tiles([2, 2] + [0] * (self.shape.n_cells - 2), self.game, self.shape)
         self._agent(min(2, self.max_depth)).analyze(self.packed(board))
         list(self._executor.map(lambda _: self._agent(self.depth), range(self.threads)))
 
+    def solution_info(self) -> dict | None:
+        """The solution's file name, board, game, positions, and from the start its optimal expected score
+        and each tile's reach; None without a solution."""
+        if self.solution is None:
+            return None
+        solution = self.solution
+        return {"file": self.solution_name, "game": solution.game, "board": solution.board.name,
+                "positions": solution.positions, "expected_score": solution.expected_score,
+                "reach": {str(t): p for t, p in solution.reach.items()}}
+
     def model_info(self) -> dict:
-        """The game, the board (``"3x3"``, rows, cols), the network, the method, how it was trained, and this
-        server's depths and threads."""
+        """The game, the board (``"3x3"``, rows, cols), the network, the method, how it was trained, this
+        server's depths and threads, and its solution (None when it has none). Without a model, ``file``,
+        ``method``, ``network``, ``training`` and ``depth`` are None."""
+        common = {"game": self.game, "board": self.shape.name, "rows": self.shape.rows, "cols": self.shape.cols}
+        if self.network is None:
+            return {"file": None, **common, "method": None, "network": None, "training": None, "tiles": self.tiles,
+                    "depth": None, "threads": self.threads, "queue": self.queue, "solution": self.solution_info()}
         spec, training = self.network.spec, dict(self.header.get("training", {}))
         for key, value in training.items():
             if isinstance(value, str) and ("/" in value or "\\" in value):
@@ -216,7 +330,7 @@ class Engine:
                             "weights": int(self.network.weights.size)},
                 "training": training, "tiles": self.tiles,
                 "depth": {"default": self.depth, "max": self.max_depth}, "threads": self.threads,
-                "queue": self.queue}
+                "queue": self.queue, "solution": self.solution_info()}
 
     def close(self) -> None:
         """Stop the search threads (after the searches running now)."""

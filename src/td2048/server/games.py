@@ -6,15 +6,17 @@ by the player or by the engine::
     s0 --(move, reward)--> afterstate --(new tile: cell, code)--> s1 --> ...
 
 The slides are :meth:`td2048.Board.slide` (the one set of rules); the new tiles come from the game's
-own random state (its seed), drawn by the same kernel as every td2048 game (:meth:`td2048.Agent.spawn`),
-so a game is the same again from its seed and its moves. A game is played on the model's board
-(``network.board``: 4x4, 3x3, 2x4, ...), its cells numbered row by row from the top-left corner. The
+own random state (its seed), drawn by the same kernel as every td2048 game (:meth:`td2048.Agent.spawn`;
+:class:`Dealer` on a server without a model, the same draws), so a game is the same again from its seed
+and its moves. A game is played on the model's board (``network.board``: 4x4, 3x3, 2x4, ...), or on a
+solution's without a model, its cells numbered row by row from the top-left corner. The
 record of a 4x4 game is one line of the course's record grammar (:mod:`td2048.io.records`), which
 ``td2048 judge`` checks once the game is over; the course's records hold 4x4 games only.
 
 :class:`GameStore` keeps at most ``max_games`` games, none idle for longer than ``max_age`` seconds:
 the least recently used go first, and a game that was dropped answers :class:`Gone`, not
-:class:`NotFound`. Each game holds at most 26 bytes per move (its boards, moves, new tiles and rewards).
+:class:`NotFound`. Each game holds at most 26 bytes per move (its boards, moves, new tiles and rewards),
+8 more on a solved board (the expected score each move lost).
 """
 
 from __future__ import annotations
@@ -24,9 +26,11 @@ import time
 from array import array
 from collections import OrderedDict
 
-from td2048 import Agent, Board, TD2048Error
-from td2048.games.game2048 import MOVE_NAMES
+from td2048 import Agent, Board, Network, TD2048Error
+from td2048.games.game2048 import MOVE_NAMES, py_spawn_tile
 from td2048.games.tiles import tile_value
+from td2048.games.wide import py_wide_spawn
+from td2048.rng import game_rng_states
 from td2048.server import DEFAULT_MAX_AGE, DEFAULT_MAX_GAMES
 from td2048.server.engine import Conflict, Gone, NotFound
 
@@ -34,29 +38,77 @@ MAX_SEED = 2**63 - 1
 _LETTERS = "URDL"
 
 
+class Dealer:
+    """The new tiles of a game on a board without a model (a solution's): the draws of
+    :meth:`td2048.Agent.spawn` of an agent of that seed, by the same kernels, so that a seed gives the same
+    game with a model or without.
+
+    Parameters
+    ----------
+    shape : BoardShape
+        The board whose cells take the tiles.
+    seed : int
+        The game's seed (its game 0's random state, as :class:`td2048.Agent`'s).
+    """
+
+    def __init__(self, shape, seed: int):
+        self.shape = shape
+        self.rng_state = game_rng_states(seed, 0, 1)[0].copy()
+
+    def spawn(self, board):
+        """A board with one new tile, drawn from :attr:`rng_state`.
+
+        Parameters
+        ----------
+        board : int or tuple of (int, int)
+            Packed: an int, or (lo, hi) on 5-bit cells.
+
+        Returns
+        -------
+        int or tuple of (int, int)
+            The board with the tile, packed the same way.
+        """
+        if isinstance(board, tuple):
+            return py_wide_spawn(board, self.rng_state, self.shape)
+        return py_spawn_tile(board, self.rng_state, self.shape)
+
+
+def _played_on(source) -> tuple[str, object, bool]:
+    """(game, board, 5-bit cells) of a model's network, or of a solution (a server without a model)."""
+    if isinstance(source, Network):
+        return source.game, source.board, source.wide
+    return source.game, source.board, source.rules.wide
+
+
 class ServedGame:
     """One game: its boards after each new tile, the moves between them, the tiles placed.
 
     Parameters
     ----------
-    network : td2048.Network
-        The model whose game (2048 or 2584), board and cells this game is played on.
+    source : td2048.Network or td2048.solve.Solution
+        The model whose game (2048 or 2584), board and cells this game is played on; on a server without a
+        model, the solution's.
     seed : int
         The game's random state's seed (its new tiles).
     game_id : str
         The game's id in the API.
+    exact : bool
+        Keep the expected score each move lost (a server with a solution): :meth:`summary`'s ``lost``.
     """
 
-    def __init__(self, network, seed: int, game_id: str):
-        self.id, self.seed, self.game, self.shape = game_id, seed, network.game, network.board
+    def __init__(self, source, seed: int, game_id: str, exact: bool = False):
+        self.id, self.seed = game_id, seed
+        self.game, self.shape, self._wide = _played_on(source)
         self._cells = self.shape.n_cells
-        self._wide = network.wide
-        self._dealer = Agent(network, seed=seed)  # its random state draws this game's new tiles only
+        # its random state draws this game's new tiles only
+        self._dealer = Agent(source, seed=seed) if isinstance(source, Network) else Dealer(self.shape, seed)
         self.created = self.touched = self.acted = time.time()  # acted: its last move or undo
         self.boards = bytearray()  # a code per cell a board: after the two start tiles, then after each move's tile
         self.moves = bytearray()  # direction 0..3 of each move
         self.placed = bytearray()  # cell << 2 | code of each new tile: two at the start, then one per move
         self.rewards = array("Q")  # of each move
+        self.exact = exact
+        self.losses = array("d")  # the expected score each move lost (kept when exact)
         self.score = 0
         self.searching = False  # the engine's move is being searched (the server takes one move at a time)
         board = Board((0,) * self._cells, self.game, self.shape)
@@ -84,8 +136,15 @@ class ServedGame:
     def _push(self, board: Board) -> None:
         self.boards.extend(board.codes)
 
-    def move(self, name: str) -> dict:
+    def move(self, name: str, loss: float | None = None) -> dict:
         """Play a move (``"up"``, ``"right"``, ``"down"``, ``"left"``) and the new tile after it.
+
+        Parameters
+        ----------
+        name : str
+            The move.
+        loss : float or None
+            The expected score the move lost against perfect play (a game that keeps them: ``exact``).
 
         Returns
         -------
@@ -110,6 +169,8 @@ class ServedGame:
         self._push(board)
         self.moves.append(MOVE_NAMES.index(name))
         self.rewards.append(reward)
+        if self.exact:
+            self.losses.append(loss if loss is not None else float("nan"))
         self.score += reward
         self.legal = board.legal_moves()
         self.acted = time.time()
@@ -134,6 +195,8 @@ class ServedGame:
         self.moves.pop()
         self.placed.pop()
         self.score -= self.rewards.pop()
+        if self.exact:
+            self.losses.pop()
         self.legal = self.board.legal_moves()
         self.acted = time.time()
         return self.summary()
@@ -144,10 +207,14 @@ class ServedGame:
 
     def summary(self) -> dict:
         """The game now: id, board (its tile values, row-major: rows x cols), score, moves played, largest tile,
-        the legal moves (in the order up, right, down, left; none once the game is over), whether it is over."""
+        the legal moves (in the order up, right, down, left; none once the game is over), whether it is over;
+        with ``exact``, ``lost``: the expected score its moves lost against perfect play, in all."""
         board = self.board
-        return {"id": self.id, "board": [v for row in board.tiles for v in row], "score": self.score,
-                "moves": len(self.moves), "max_tile": board.max_tile, "legal": self.legal, "over": self.over}
+        summary = {"id": self.id, "board": [v for row in board.tiles for v in row], "score": self.score,
+                   "moves": len(self.moves), "max_tile": board.max_tile, "legal": self.legal, "over": self.over}
+        if self.exact:
+            summary["lost"] = float(sum(self.losses))
+        return summary
 
     def state(self) -> dict:
         """The game so far: :meth:`summary`, the game, its seed, every move and every tile placed (two at the
@@ -179,12 +246,15 @@ class GameStore:
 
     Parameters
     ----------
-    network : td2048.Network
-        The model the games are played with.
+    source : td2048.Network or td2048.solve.Solution
+        The model the games are played with; on a server without a model, the solution whose board and game
+        they are played on.
     max_games : int
         Games kept; starting one more drops the least recently used.
     max_age : float
         Seconds a game is kept after its last request.
+    exact : bool
+        The games keep the expected score each move lost (a server with a solution).
 
     Raises
     ------
@@ -192,12 +262,13 @@ class GameStore:
         A bound below 1 (games) or not positive (age).
     """
 
-    def __init__(self, network, max_games: int = DEFAULT_MAX_GAMES, max_age: float = DEFAULT_MAX_AGE):
+    def __init__(self, source, max_games: int = DEFAULT_MAX_GAMES, max_age: float = DEFAULT_MAX_AGE,
+                 exact: bool = False):
         if max_games < 1:
             raise TD2048Error(f"--max-games must be at least 1, not {max_games}")
         if not max_age > 0:
             raise TD2048Error(f"--max-age must be a positive number of seconds, not {max_age}")
-        self.network, self.max_games, self.max_age = network, max_games, max_age
+        self.source, self.max_games, self.max_age, self.exact = source, max_games, max_age, exact
         self._games: OrderedDict[str, ServedGame] = OrderedDict()  # least recently used first
         self._dropped: OrderedDict[str, str] = OrderedDict()  # id -> why, the latest 16 x max_games ids
         self.started = self.dropped = 0
@@ -222,7 +293,7 @@ class GameStore:
             self._drop(next(iter(self._games)), f"the server keeps at most {self.max_games} games, the most "
                                                 "recently used")
         game_id = secrets.token_hex(8)
-        self._games[game_id] = game = ServedGame(self.network, seed, game_id)
+        self._games[game_id] = game = ServedGame(self.source, seed, game_id, self.exact)
         self.started += 1
         return game
 

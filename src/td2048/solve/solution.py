@@ -108,6 +108,36 @@ class Solution:
 
         return Rules(self.board, self.game)
 
+    def _codes(self, board) -> list[int]:
+        """A position's cell codes, row-major, checked against this solution's board and game."""
+        codes = getattr(board, "codes", board)
+        if hasattr(board, "shape") and hasattr(board, "game"):
+            if as_shape(board.shape) != self.board or board.game != self.game:
+                raise TD2048Error(f"this solution is of {self.game} on {self.board.name}, not {board.game} on "
+                                  f"{as_shape(board.shape).name}")
+        codes = [int(c) for c in np.asarray(codes).reshape(-1)]
+        if len(codes) != self.board.n_cells:
+            raise TD2048Error(f"a {self.board.name} board has {self.board.n_cells} cells, not {len(codes)}")
+        if self.values is None:
+            raise TD2048Error("this solution holds no values (solve with keep_values=True, or read a file)")
+        if min(codes) < 0 or max(codes) >= self.aims:  # past the largest code any position holds
+            raise TD2048Error("the start does not reach this position")
+        return codes
+
+    def _rows(self, tile_sum: int, keys: np.ndarray) -> np.ndarray | None:
+        """The values of the positions of ``keys`` (all of one tile sum), ``[len(keys), aims]``; None when the
+        solution lacks one of them."""
+        if tile_sum not in self.sums:
+            return None
+        i = self.sums.index(tile_sum)
+        layer = self.keys[i]
+        if len(layer) == 0:
+            return None
+        at = np.minimum(np.searchsorted(layer, keys), len(layer) - 1)
+        if not (layer[at] == keys).all():
+            return None
+        return np.asarray(self.values[i][at], np.float64)
+
     def value(self, board) -> np.ndarray:
         """A position's values.
 
@@ -127,24 +157,72 @@ class Solution:
             For a board of another shape or game, a position that the start does not reach, or a solution
             without values.
         """
-        codes = getattr(board, "codes", board)
-        if hasattr(board, "shape") and hasattr(board, "game"):
-            if as_shape(board.shape) != self.board or board.game != self.game:
-                raise TD2048Error(f"this solution is of {self.game} on {self.board.name}, not {board.game} on "
-                                  f"{as_shape(board.shape).name}")
-        codes = [int(c) for c in np.asarray(codes).reshape(-1)]
-        if len(codes) != self.board.n_cells:
-            raise TD2048Error(f"a {self.board.name} board has {self.board.n_cells} cells, not {len(codes)}")
-        if self.values is None:
-            raise TD2048Error("this solution holds no values (solve with keep_values=True, or read a file)")
-        key = self.rules.keys_of([codes])[0]
+        codes = self._codes(board)
+        rows = self._rows(self.rules.tile_sum(codes), self.rules.keys_of([codes]))
+        if rows is None:
+            raise TD2048Error("the start does not reach this position")
+        return rows[0]
+
+    def move_values(self, board) -> np.ndarray:
+        """The exact value of each move of a position: its expected score under perfect play after it.
+
+        Q*(s, a) = r(s, a) + the expectation, over the new tile (each empty cell equally likely; the small
+        tile with probability :data:`~td2048.solve.kernels.P_SMALL`, the big one with
+        :data:`~td2048.solve.kernels.P_BIG`), of the expected score (:meth:`value`'s first aim) of the position
+        after it. The slides are the solver's own (:func:`td2048.games.game2048.py_move`, and
+        :func:`td2048.games.wide.py_wide_move` for 2584), on the board as given (not up to symmetry), so the
+        largest of the four is ``value(board)[0]`` and its move is a perfect move there.
+
+        Parameters
+        ----------
+        board : Board or sequence of int
+            A :class:`~td2048.games.board.Board` of this board and game, or its cell codes, row-major.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``float64[4]``, in the order up, right, down, left; NaN for a move that does not change the board
+            (all four on a position with no legal move).
+
+        Raises
+        ------
+        TD2048Error
+            For a board of another shape or game, a position that the start does not reach, or a solution
+            without values.
+        """
+        from td2048.games.board import Board
+        from td2048.games.game2048 import py_move
+        from td2048.games.wide import py_wide_move
+        from td2048.solve.kernels import P_BIG, P_SMALL
+
+        codes = self._codes(board)
+        self.value(codes)  # a position the start reaches: every child of its moves is in the solution too
+        position = Board(tuple(codes), self.game, self.board)
         tile_sum = self.rules.tile_sum(codes)
-        if tile_sum in self.sums:
-            i = self.sums.index(tile_sum)
-            j = int(np.searchsorted(self.keys[i], key))
-            if j < len(self.keys[i]) and self.keys[i][j] == key:
-                return np.asarray(self.values[i][j], np.float64)
-        raise TD2048Error("the start does not reach this position")
+        small_step, big_step = self.rules.tile_steps
+        out = np.full(4, np.nan)
+        for direction in range(4):
+            if self.rules.wide:
+                after, reward = py_wide_move(self.game, position.packed(wide=True), direction, self.board)
+            else:
+                after, reward = py_move(position.packed(), direction, self.board)
+            after = Board.from_packed(after, self.game, self.board)
+            if after == position:
+                continue
+            empty = after.empty_cells  # a move that changes the board leaves an empty cell
+            children = np.tile(np.asarray(after.codes, np.int64), (2 * len(empty), 1))
+            children[np.arange(len(empty)), empty] = 1
+            children[len(empty) + np.arange(len(empty)), empty] = 2
+            keys = self.rules.keys_of(children)
+            small = self._rows(tile_sum + small_step, keys[:len(empty)])
+            big = self._rows(tile_sum + big_step, keys[len(empty):])
+            if small is None or big is None:  # pragma: no cover - a solution inconsistent with its rules
+                raise TD2048Error("the solution lacks a position after this one: is it of this board and game?")
+            q, p_cell = 0.0, 1.0 / len(empty)
+            for cell in range(len(empty)):  # summed as the solver sums them
+                q += p_cell * (P_SMALL * small[cell, 0] + P_BIG * big[cell, 0])
+            out[direction] = q + reward
+        return out
 
     def header(self) -> dict:
         """The file header, less its payload size and checksum."""

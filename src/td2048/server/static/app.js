@@ -9,6 +9,8 @@ const KEYS = {ArrowUp: "up", ArrowRight: "right", ArrowDown: "down", ArrowLeft: 
 const codeOf = (tile) => config.values.indexOf(tile);
 // the model's board: rows x cols cells, row-major from the top-left corner (4x4 unless the model says otherwise)
 const ROWS = config.model.rows, COLS = config.model.cols, CELLS = ROWS * COLS, FULL = ROWS === 4 && COLS === 4;
+// a server with a model (its values at a search depth), with a solution (every move's exact value), or both
+const MODEL = config.model.network !== null, SOLVED = config.model.solution !== null;
 let tab = "play";
 
 async function api(method, path, body) {
@@ -37,19 +39,65 @@ function paintBoard(cells, tiles) {
   tiles.forEach((tile, i) => paintCell(cells[i], codeOf(tile), config));
 }
 
-function showValues(table, values, best) {
+// every move's value (the engine's: the model's at its depth, or without a model the exact ones) and, on a solved
+// board, its exact value and what it loses against the perfect move; exact is null for a board the solution
+// does not hold
+function showValues(table, values, best, exact = null) {
   table.replaceChildren();
+  if (SOLVED) {
+    const head = table.createTHead().insertRow();
+    for (const name of ["move", "exact value", "loses", ...(MODEL ? ["model"] : [])]) {
+      head.appendChild(document.createElement("th")).textContent = name;
+    }
+  }
+  const body = table.tBodies[0] || table.createTBody();
   for (const move of MOVES) {
-    const row = table.insertRow(), value = values[move];
+    const row = body.insertRow(), value = values[move];
     row.dataset.move = move;
     row.className = value === null ? "illegal" : move === best ? "best" : "";
     if (value !== null) row.dataset.value = value;
     row.insertCell().textContent = ARROWS[move] + " " + move;
+    if (SOLVED) {
+      const q = exact === null ? null : exact.moves[move];
+      const loses = q === null ? null : lossOf(exact, move);
+      if (q !== null) {
+        row.dataset.exact = q;
+        row.dataset.loses = loses;
+        if (loses === 0) row.classList.add("perfect");
+      }
+      row.insertCell().textContent = q === null ? (value === null ? "illegal" : "\u2014") : q.toFixed(2);
+      row.insertCell().textContent = loses === null ? "" : loses === 0 ? "0 (perfect)" : loses.toFixed(2);
+      if (!MODEL) continue;
+    }
     row.insertCell().textContent = value === null ? "illegal" : value.toFixed(1);
   }
 }
 
+// what a move loses against the perfect move: 0 within 1e-9 relative of it (an optimal move, as td2048 eval
+// --exact counts them, and as the server's loss of a played move says)
+function lossOf(exact, move) {
+  const q = exact.moves[move];
+  return q >= exact.value - 1e-9 * Math.abs(exact.value) ? 0 : exact.value - q;
+}
+
+// the perfect move and the optimum of a board, in a line's two elements
+function showPerfect(perfect, optimum, exact) {
+  $(perfect).textContent = exact === null ? "\u2014" : ARROWS[exact.best] + " " + exact.best;
+  $(optimum).textContent = exact === null ? "(the solution holds no value of this board: the start never reaches it)"
+    : `(expected score ${exact.value.toFixed(2)} under perfect play)`;
+}
+
+// the line after a move on a solved board: what it lost, and the game so far
+function lossLine(result) {
+  if (!SOLVED || result.loss === null || result.loss === undefined) return "";
+  const game = result.lost > 0 ? ` This game has lost ${result.lost.toFixed(2)} so far.` : "";
+  if (result.loss === 0) return "Perfect move." + game;
+  const best = result.exact.best;
+  return `This move lost ${result.loss.toFixed(2)} expected score (the perfect move was ${ARROWS[best]} ${best}).` + game;
+}
+
 function depthOptions(select) {
+  if (!MODEL) return;  // perfect play: no search depth
   for (let d = 1; d <= config.model.depth.max; d++) select.add(new Option(String(d), d));
   select.value = config.model.depth.default;
 }
@@ -69,13 +117,20 @@ function clearHint() {
   $("hint-values").replaceChildren();
   $("hint-best").textContent = "";
   $("hint-depth").textContent = "";
+  $("hint-perfect").textContent = "";
+  $("hint-optimum").textContent = "";
   delete $("hint").dataset.moves;
 }
 
-function showGame(game, last = "") {
+// a request's depth: the chosen one with a model, none without (perfect play)
+const withDepth = (body, select) => (MODEL ? {...body, depth: Number($(select).value)} : body);
+
+function showGame(game, last = "", loss = "") {
   play.game = game;
   clearHint();
   $("last-move").textContent = last;
+  $("move-loss").textContent = loss;
+  if (SOLVED) $("play-lost").textContent = game.lost.toFixed(2);
   paintBoard(play.cells, game.board);
   $("play-score").textContent = game.score;
   $("play-largest").textContent = game.max_tile;
@@ -109,16 +164,17 @@ function playerMove(move) {
     if (!play.game || play.game.over || !play.game.legal.includes(move)) return;
     const result = await api("POST", `/api/games/${play.game.id}/moves`, {move});
     placedCell(result);
-    showGame(result);
+    showGame(result, "", lossLine(result));
   }).catch(() => {});
 }
 
 async function engineMove() {
-  const result = await api("POST", `/api/games/${play.game.id}/moves`, {engine: true, depth: Number($("depth").value)});
+  const result = await api("POST", `/api/games/${play.game.id}/moves`, withDepth({engine: true}, "depth"));
   placedCell(result);
   // its values are those of the board before the move: said of the move, not shown as a hint for the new board
-  showGame(result, `The engine played ${ARROWS[result.move]} ${result.move} (value ${result.values[result.move]
-    .toFixed(1)} at depth ${result.depth}).`);
+  const how = MODEL ? `value ${result.values[result.move].toFixed(1)} at depth ${result.depth}`
+    : `perfect play: expected score ${result.values[result.move].toFixed(2)}`;
+  showGame(result, `The engine played ${ARROWS[result.move]} ${result.move} (${how}).`, lossLine(result));
 }
 
 function engineStep() {
@@ -149,11 +205,11 @@ function stopEngine() {
 
 const hint = () => act(async () => {
   if (!play.game || play.game.over) return;
-  const depth = Number($("depth").value);
-  const answer = await api("POST", "/api/analyze", {board: play.game.board, depth});
-  showValues($("hint-values"), answer.moves, answer.best);
+  const answer = await api("POST", "/api/analyze", withDepth({board: play.game.board}, "depth"));
+  showValues($("hint-values"), answer.moves, answer.best, answer.exact ?? null);
   $("hint-best").textContent = ARROWS[answer.best] + " " + answer.best;
-  $("hint-depth").textContent = `(depth ${answer.depth})`;
+  $("hint-depth").textContent = MODEL ? `(depth ${answer.depth})` : "";
+  if (SOLVED) showPerfect("hint-perfect", "hint-optimum", answer.exact);
   $("hint").dataset.moves = play.game.moves;  // the board it belongs to
   $("hint").hidden = false;
 });
@@ -195,18 +251,20 @@ function showAnalysisBoard() {
 async function analyse() {
   const asked = ++analysis.asked;  // only the latest question's answer is shown
   $("analysis-board").dataset.asked = asked;  // the answer shown is the latest once analysed == asked
-  const depth = Number($("analysis-depth").value);
   try {
-    const answer = await api("POST", "/api/analyze", {board: analysis.tiles, depth});
+    const answer = await api("POST", "/api/analyze", withDepth({board: analysis.tiles}, "analysis-depth"));
     if (asked !== analysis.asked) return;
-    showValues($("analysis-values"), answer.moves, answer.best);
+    showValues($("analysis-values"), answer.moves, answer.best, answer.exact ?? null);
     $("analysis-best").textContent = ARROWS[answer.best] + " " + answer.best;
+    if (SOLVED) showPerfect("analysis-perfect", "analysis-optimum", answer.exact);
     $("analysis-board").dataset.analysed = asked;
     status("analysis-status", "");
   } catch (e) {
     if (asked !== analysis.asked) return;
     $("analysis-values").replaceChildren();
     $("analysis-best").textContent = "\u2014";
+    $("analysis-perfect").textContent = "\u2014";
+    $("analysis-optimum").textContent = "";
     $("analysis-board").dataset.analysed = asked;
     status("analysis-status", e.message, true);
   }
@@ -289,8 +347,11 @@ document.addEventListener("keydown", (e) => {
   e.preventDefault();
 });
 
-const m = config.model;
-$("model").textContent = `${m.file}: ${m.network.name}, ${m.game}${FULL ? "" : ` on the ${m.board} board`}, ${m.method} values`;
+const m = config.model, on = `${m.game}${FULL ? "" : ` on the ${m.board} board`}`;
+$("model").textContent = !MODEL ? `${m.solution.file}: perfect play, ${on}`
+  : `${m.file}: ${m.network.name}, ${on}, ${m.method} values` + (SOLVED ? `; exact values from ${m.solution.file}` : "");
+document.querySelectorAll(".model-only").forEach((e) => { e.hidden = !MODEL; });
+document.querySelectorAll(".exact-only").forEach((e) => { e.hidden = !SOLVED; });
 // the course's records (the record link, the Replay tab) hold 4x4 games: no record of a game on another board
 if (!FULL) {
   $("record-link").hidden = true;

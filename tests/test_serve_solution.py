@@ -1,0 +1,339 @@
+"""td2048 serve --solution: the web app and the API on a solved board (2x3), with a model and without. The exact
+values the API answers are Solution.move_values', number for number; each move of a game says what it lost
+against perfect play; without a model the engine is perfect play; a solution of another board or game, or a
+truncated or altered file, is refused in one line before the server starts. In Chromium: the hint panel shows
+the perfect move and every move's exact value, and a line after each move says what it lost."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pytest
+from commands import assert_one_line_error, td2048
+from naive import move as naive_move
+from serving import Server, assert_refused
+
+import td2048 as api
+from td2048.games.tiles import tile_value
+from td2048.models import shipped_model
+from td2048.settings import parse_search
+from td2048.solve import load_solution
+from td2048.solve.policy import RTOL
+
+DIRECTIONS = ["up", "right", "down", "left"]
+ROWS, COLS = 2, 3
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory, cli_env):
+    """A 2x3 solution (td2048 solve) and a small 2x3 model (td2048 train), made by the CLI."""
+    tmp = tmp_path_factory.mktemp("serve-solution")
+    r = td2048("solve", "--board", "2x3", "--out", tmp / "2x3.solution", env=cli_env)
+    assert r.returncode == 0, r.stderr
+    r = td2048("train", "--board", "2x3", "--network", "2x3", "--episodes", 1500, "--seed", 1, "--out", tmp / "run",
+               "--quiet", env=cli_env)
+    assert r.returncode == 0, r.stderr
+    return tmp
+
+
+@pytest.fixture(scope="module")
+def solution(files):
+    return load_solution(files / "2x3.solution")
+
+
+@pytest.fixture(scope="module")
+def perfect(files):
+    """A server without a model: perfect play from the solution."""
+    server = Server("--solution", files / "2x3.solution", "--threads", 1)
+    yield server
+    assert server.stop() == 0
+
+
+@pytest.fixture(scope="module")
+def modelled(files):
+    """A server of the 2x3 model with the solution beside it."""
+    server = Server(files / "run" / "model.td2048", "--solution", files / "2x3.solution", "--threads", 1, "--depth", 1,
+                    "--max-depth", 2)
+    yield server
+    assert server.stop() == 0
+
+
+def codes(tiles):
+    return [tile.bit_length() - 1 if tile else 0 for tile in tiles]
+
+
+def grid(cells):
+    return [cells[r * COLS:(r + 1) * COLS] for r in range(ROWS)]
+
+
+def exact_of(solution, tiles):
+    """What the API must answer as ``exact`` for a board: from Solution.move_values."""
+    q = solution.move_values(codes(tiles))
+    moves = {name: None if math.isnan(v) else float(v) for name, v in zip(DIRECTIONS, q, strict=True)}
+    best = max((name for name in DIRECTIONS if moves[name] is not None), key=lambda name: moves[name])
+    return {"moves": moves, "best": best, "value": moves[best]}
+
+
+def loss_of(exact, move):
+    best, played = exact["value"], exact["moves"][move]
+    return 0.0 if played >= best - RTOL * abs(best) else best - played
+
+
+def test_the_cli_refuses_another_board_or_game_and_a_damaged_file(files, tmp_path, cli_env):
+    model, solution = files / "run" / "model.td2048", files / "2x3.solution"
+    r = td2048("solve", "--board", "2x2", "--game", "2584", "--out", tmp_path / "2x2-2584.solution", env=cli_env)
+    assert r.returncode == 0, r.stderr
+    r = td2048("train", "--board", "2x2", "--network", "2x2", "--episodes", 100, "--seed", 1, "--out", tmp_path / "m22",
+               "--quiet", env=cli_env)
+    assert r.returncode == 0, r.stderr
+    data = solution.read_bytes()
+    (tmp_path / "cut.solution").write_bytes(data[:len(data) // 2])
+    altered = bytearray(data)
+    altered[-100] ^= 1
+    (tmp_path / "altered.solution").write_bytes(bytes(altered))
+    before = sorted(p.name for p in tmp_path.iterdir())
+    cases = [
+        ((model, "--solution", tmp_path / "2x2-2584.solution"), ("2x2-2584.solution solves 2584 on 2x2",
+                                                                 "the model plays 2048 on 2x3")),
+        ((tmp_path / "m22" / "model.td2048", "--solution", tmp_path / "2x2-2584.solution"),
+         ("solves 2584 on 2x2", "the model plays 2048 on 2x2")),
+        ((shipped_model(), "--solution", solution), ("solves 2048 on 2x3", "the model plays 2048 on 4x4")),
+        (("--solution", tmp_path / "cut.solution"), ("cut.solution is truncated or altered",)),
+        ((model, "--solution", tmp_path / "altered.solution"), ("altered.solution is altered or damaged", "checksum")),
+        (("--solution", tmp_path / "altered.solution"), ("checksum",)),
+        (("--solution", model), ("is not a td2048 solution file",)),
+        (("--solution", tmp_path / "none.solution"), ("cannot read", "none.solution")),
+        (("--solution", solution, "--depth", 2), ("without a MODEL the engine plays perfectly",)),
+    ]
+    for args, fragments in cases:
+        assert_one_line_error(td2048("serve", *args, "--port", 0, env=cli_env), *fragments)
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing written
+
+
+def test_without_a_model_the_engine_is_perfect_play(perfect, solution):
+    assert "perfect play from 2x3.solution" in perfect.banner
+    info = perfect.ok("GET", "/api/model")
+    assert (info["file"], info["network"], info["depth"], info["board"], info["game"]) == (None, None, None, "2x3",
+                                                                                           "2048")
+    assert info["solution"]["file"] == "2x3.solution" and info["solution"]["positions"] == solution.positions
+    assert info["solution"]["expected_score"] == solution.expected_score
+    assert info["tiles"] == [tile_value("2048", c) for c in range(solution.aims)]
+    game = perfect.ok("POST", "/api/games", {"seed": 4})
+    state, lost, played = game, 0.0, 0
+    for k in range(40):
+        if state["over"]:
+            break
+        exact = exact_of(solution, state["board"])
+        analysis = perfect.ok("POST", "/api/analyze", {"board": state["board"]})
+        assert analysis == {"board": state["board"], "depth": None, "moves": exact["moves"], "best": exact["best"],
+                            "exact": exact}
+        assert perfect.ok("POST", "/api/move", {"board": state["board"]}) == {"move": exact["best"],
+                                                                               "value": exact["value"]}
+        if k % 3:  # the engine: the perfect move, which loses nothing
+            result = perfect.ok("POST", f"/api/games/{game['id']}/moves", {"engine": True})
+            assert result["move"] == exact["best"] and result["values"] == exact["moves"] and result["depth"] is None
+            assert result["loss"] == 0
+        else:  # the player, every third move: the worst legal move
+            worst = min(state["legal"], key=lambda name: exact["moves"][name])
+            result = perfect.ok("POST", f"/api/games/{game['id']}/moves", {"move": worst})
+            assert result["move"] == worst and result["loss"] == loss_of(exact, worst)
+            assert "values" not in result
+        assert result["exact"] == exact and result["loss"] >= 0
+        lost += result["loss"]
+        assert result["lost"] == pytest.approx(lost, rel=1e-12, abs=1e-12)
+        state, played = result, played + 1
+    assert played >= 10 and lost > 0
+    undone = perfect.ok("POST", f"/api/games/{game['id']}/undo")
+    assert undone["lost"] == pytest.approx(lost - state["loss"], rel=1e-12, abs=1e-12)
+    assert perfect.ok("GET", f"/api/games/{game['id']}")["lost"] == undone["lost"]
+
+
+def test_the_seed_deals_the_same_game_with_a_model_or_without(perfect, modelled):
+    for seed in (0, 7, 2**40):
+        assert perfect.ok("POST", "/api/games", {"seed": seed})["board"] == \
+            modelled.ok("POST", "/api/games", {"seed": seed})["board"]
+
+
+def test_without_a_model_bad_requests_get_one_line_4xx(perfect):
+    game = perfect.ok("POST", "/api/games", {"seed": 1})["id"]
+    cases = [
+        ("/api/analyze", {"board": [2, 2, 0, 0, 0, 0], "depth": 2}, "no search depth"),
+        ("/api/move", {"board": [2, 2, 0, 0, 0, 0], "depth": 1}, "no search depth"),
+        (f"/api/games/{game}/moves", {"engine": True, "depth": 1}, "no search depth"),
+        ("/api/analyze", {"board": [2, 0, 0, 0, 0, 0]}, "holds no value of this board"),  # one tile: never dealt
+        ("/api/analyze", {"board": [256, 2, 0, 0, 0, 2]}, "holds no value of this board"),  # past the solution's tiles
+        ("/api/move", {"board": [65536, 2, 0, 0, 0, 2]}, "holds no value of this board"),
+        ("/api/analyze", {"board": [0] * 6}, ""),
+        ("/api/analyze", {"board": [2, 0, 0, 0]}, "2x3 board"),
+        ("/api/analyze", {"board": [2, 3, 0, 0, 0, 0]}, "3 is not a tile"),
+    ]
+    for path, body, fragment in cases:
+        status, answer = perfect.post(path, body)
+        assert_refused(answer, status, 422, fragment)
+    assert perfect.process.poll() is None
+
+
+def test_with_a_model_the_values_of_both_side_by_side(modelled, solution, files):
+    assert "exact values from 2x3.solution" in modelled.banner
+    info = modelled.ok("GET", "/api/model")
+    assert info["network"]["name"] == "2x3" and info["solution"]["file"] == "2x3.solution"
+    agents = {d: api.Agent(api.load(files / "run" / "model.td2048"), parse_search(d, 0, game="2048")) for d in (1, 2)}
+    game = modelled.ok("POST", "/api/games", {"seed": 9})
+    state, lost = game, 0.0
+    for k in range(30):
+        if state["over"]:
+            break
+        depth = 1 + k % 2
+        exact = exact_of(solution, state["board"])
+        analysis = modelled.ok("POST", "/api/analyze", {"board": state["board"], "depth": depth})
+        model_values = agents[depth].analyze(api.Board.from_tiles(grid(state["board"])))
+        assert analysis["moves"] == model_values and analysis["depth"] == depth and analysis["exact"] == exact
+        result = modelled.ok("POST", f"/api/games/{game['id']}/moves", {"engine": True, "depth": depth})
+        assert result["move"] == analysis["best"] and result["values"] == model_values  # the model's policy
+        assert result["exact"] == exact and result["loss"] == loss_of(exact, result["move"])
+        lost += result["loss"]
+        assert result["lost"] == pytest.approx(lost, rel=1e-12, abs=1e-12)
+        state = result
+    # a board the start never reaches: the model's values, and no exact ones
+    analysis = modelled.ok("POST", "/api/analyze", {"board": [2, 0, 0, 0, 0, 0], "depth": 1})
+    assert analysis["exact"] is None and analysis["moves"]["right"] is not None
+
+
+def test_the_schema_fuzzer_finds_no_server_error_without_a_model(perfect):
+    schemathesis = pytest.importorskip("schemathesis")
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis.errors import Unsatisfiable
+    from schemathesis import GenerationMode
+    from schemathesis.specs.openapi.checks import positive_data_acceptance
+
+    schema = schemathesis.openapi.from_url(perfect.url + "/openapi.json")
+    game = perfect.ok("POST", "/api/games", {"seed": 1})["id"]
+    statuses = {}
+    for op in [result.ok() for result in schema.get_all_operations()]:
+        if op.path == "/api/replay":  # the same as with a model (test_serve_fuzz.py)
+            continue
+        for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
+            try:
+                strategy = op.as_strategy(generation_mode=mode,
+                                          path_parameters={"game_id": game} if "{game_id}" in op.path else None)
+            except Exception:  # noqa: BLE001 - no negative data for an operation without inputs
+                continue
+
+            @given(case=strategy)
+            @settings(max_examples=15, deadline=None, derandomize=True, database=None,
+                      suppress_health_check=list(HealthCheck))
+            def call(case):
+                # boards the solution does not hold and moves the game refuses get a 4xx though they fit the schema
+                response = case.call_and_validate(excluded_checks=[positive_data_acceptance])
+                statuses[response.status_code] = statuses.get(response.status_code, 0) + 1
+                assert response.status_code < 500
+
+            try:
+                call()
+            except Unsatisfiable:
+                assert mode == GenerationMode.NEGATIVE, op.label
+    assert sum(statuses.values()) >= 80 and not any(code >= 500 for code in statuses), statuses
+    assert perfect.process.poll() is None
+
+
+# ---- the web app ---------------------------------------------------------------------------------------------
+@pytest.fixture(params=["perfect", "modelled"])
+def page(request, browser):
+    server = request.getfixturevalue(request.param)
+    page = browser.new_page(viewport={"width": 900, "height": 700}, bypass_csp=True)
+    errors = []
+    page.on("pageerror", lambda e: errors.append(e))
+    page.goto(server.url + "/")
+    page.wait_for_function("document.getElementById('play-board').dataset.gameId")
+    yield page, server, request.param == "modelled"
+    assert errors == []
+    page.close()
+
+
+def shown(page):
+    return [tile_value("2048", int(c)) for c in
+            page.eval_on_selector_all("#play-board .cell", "cs => cs.map(c => Number(c.dataset.code))")]
+
+
+def test_the_hint_shows_the_perfect_move_and_every_exact_value(page, solution):
+    page, server, with_model = page
+    assert page.is_visible("#depth") == with_model
+    page.keyboard.press("h")
+    page.wait_for_function("!document.getElementById('hint').hidden")
+    board = shown(page)
+    exact = exact_of(solution, board)
+    assert page.text_content("#hint-perfect").split()[-1] == exact["best"]
+    assert f"expected score {exact['value']:.2f}" in page.text_content("#hint-optimum")
+    for name, q in exact["moves"].items():
+        row = f"#hint-values tr[data-move={name}]"
+        if q is None:
+            assert page.get_attribute(row, "data-exact") is None and "illegal" in page.get_attribute(row, "class")
+            continue
+        assert float(page.get_attribute(row, "data-exact")) == q
+        assert float(page.get_attribute(row, "data-loses")) == loss_of(exact, name)
+        assert ("perfect" in page.get_attribute(row, "class").split()) == (loss_of(exact, name) == 0)
+    if with_model:  # the model's values beside, at the depth chosen
+        expected = server.ok("POST", "/api/analyze", {"board": board, "depth": int(page.input_value("#depth"))})
+        assert page.text_content("#hint-best").split()[-1] == expected["best"]
+        for name, value in expected["moves"].items():
+            if value is not None:
+                assert float(page.get_attribute(f"#hint-values tr[data-move={name}]", "data-value")) == value
+        assert page.eval_on_selector_all("#hint-values th", "hs => hs.map(h => h.textContent)") == [
+            "move", "exact value", "loses", "model"]
+    else:
+        assert page.is_hidden("#hint-best")
+        assert page.eval_on_selector_all("#hint-values th", "hs => hs.map(h => h.textContent)") == [
+            "move", "exact value", "loses"]
+
+
+def test_each_move_says_what_it_lost(page, solution):
+    page, server, _ = page
+    lost_shown = False
+    for played in range(1, 13):
+        board = shown(page)
+        exact = exact_of(solution, board)
+        legal = [name for name in DIRECTIONS if exact["moves"][name] is not None]
+        assert legal == [d for k, d in enumerate(DIRECTIONS) if naive_move(grid(codes(board)), k)[0] != grid(
+            codes(board))]
+        worst = min(legal, key=lambda name: exact["moves"][name])
+        move = worst if played % 3 else exact["best"]  # the worst legal move, and every third the perfect one
+        page.keyboard.press({"up": "ArrowUp", "right": "ArrowRight", "down": "ArrowDown", "left": "ArrowLeft"}[move])
+        page.wait_for_function(f"document.getElementById('play-board').dataset.moves == {played}")
+        line = page.text_content("#move-loss")
+        loss = loss_of(exact, move)
+        if loss == 0:
+            assert line.startswith("Perfect move.")
+        else:
+            assert line.startswith(f"This move lost {loss:.2f} expected score (the perfect move was ")
+            assert line.split("(the perfect move was ")[1].split(")")[0].split()[-1] == exact["best"]
+            lost_shown = True
+        assert page.is_hidden("#hint")  # the new board has no hint until asked
+        game = server.ok("GET", f"/api/games/{page.get_attribute('#play-board', 'data-game-id')}")
+        assert page.text_content("#play-lost") == f"{game['lost']:.2f}"
+        if game["over"]:
+            break
+    assert lost_shown
+    page.keyboard.press("u")  # an undo: no line of a move
+    page.wait_for_function(f"document.getElementById('play-board').dataset.moves == {played - 1}")
+    assert page.text_content("#move-loss") == ""
+
+
+def test_the_engine_plays_perfectly_without_a_model(browser, perfect):
+    page = browser.new_page(viewport={"width": 900, "height": 700}, bypass_csp=True)
+    errors = []
+    page.on("pageerror", lambda e: errors.append(e))
+    page.goto(perfect.url + "/")
+    page.wait_for_function("document.getElementById('play-board').dataset.gameId")
+    page.select_option("#engine-speed", "1000")
+    page.keyboard.press("e")
+    page.wait_for_function("Number(document.getElementById('play-board').dataset.moves) >= 8 || "
+                           "document.getElementById('play-status').textContent.startsWith('Game over')")
+    page.keyboard.press("e")  # pause
+    page.wait_for_function("document.getElementById('play-board').dataset.engine === 'off'")
+    page.wait_for_timeout(300)  # a move on its way when paused still lands
+    assert re.fullmatch(r"The engine played . (up|right|down|left) \(perfect play: expected score [\d.]+\)\.",
+                        page.text_content("#last-move"))
+    assert page.text_content("#move-loss") == "Perfect move." and page.text_content("#play-lost") == "0.00"
+    page.close()
+    assert errors == []
