@@ -59,7 +59,7 @@ _U60 = U64(60)
 _U8 = U64(8)
 
 
-@njit(inline="always")
+@njit(forceinline=True)
 def transpose(x):
     """Reflect across the main diagonal: cell (r, c) goes to (c, r)."""
     a1 = x & _MF0F00F0FF0F00F0F
@@ -72,14 +72,14 @@ def transpose(x):
     return b1 | (b2 >> _U24) | (b3 << _U24)
 
 
-@njit(inline="always")
+@njit(forceinline=True)
 def mirror(x):
     """Reverse each row: cell (r, c) goes to (r, 3 - c)."""
     x = ((x & _MF0F0F0F0F0F0F0F) << _U4) | ((x & _MF0F0F0F0F0F0F0F0) >> _U4)
     return ((x & _MFF00FF00FF00FF) << _U8) | ((x & _MFF00FF00FF00FF00) >> _U8)
 
 
-@njit(inline="always")
+@njit(forceinline=True)
 def flip(x):
     """Reverse the order of the rows: cell (r, c) goes to (3 - r, c)."""
     x = ((x & _MFFFF0000FFFF) << _U16) | ((x & _MFFFF0000FFFF0000) >> _U16)

@@ -90,7 +90,7 @@ def _slide_rows(table, x, side, start):
     return out, reward
 
 
-@njit(inline="always")
+@njit(forceinline=True)
 def move(table, board, direction, vertical):
     """Afterstate and reward of sliding ``board`` in ``direction``; illegal if after == board.
 
@@ -105,7 +105,7 @@ def move(table, board, direction, vertical):
     return transpose(after), reward
 
 
-@njit(inline="always")
+@njit(forceinline=True)
 def spawn_tile(board, rng, cells):
     """Put a 2 (p = 0.9) or a 4 (p = 0.1) on a uniformly random empty cell of ``cells`` (bit 4 i
     for each cell of the board: :attr:`~td2048.games.shape.BoardShape.cells_mask`).
@@ -126,7 +126,7 @@ def spawn_tile(board, rng, cells):
     return board
 
 
-@njit(inline="always")
+@njit(forceinline=True)
 def new_game(rng, cells):
     """The start of an episode: an empty board with two new tiles on ``cells``."""
     return spawn_tile(spawn_tile(_U0, rng, cells), rng, cells)
