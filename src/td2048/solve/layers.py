@@ -93,8 +93,8 @@ class Rules:
     def tile_sum(self, codes) -> int:
         return int(sum(tile_value(self.game, int(c)) for c in codes))
 
-    def start(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The start positions: (keys, their probabilities, their tile sums), keys sorted and unique.
+    def start_boards(self) -> tuple[list[list[int]], list[float]]:
+        """Every way the game deals its start, not up to symmetry: (cell codes row-major, probability) pairs.
 
         An empty board takes two new tiles, each on a uniformly random empty cell, code 1 with p 0.9
         and code 2 with p 0.1."""
@@ -111,6 +111,12 @@ class Rules:
                         codes[i], codes[j] = a, b
                         boards.append(codes)
                         probs.append(p_code[a] * p_code[b] / (n * (n - 1)))
+        return boards, probs
+
+    def start(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The start positions: (keys, their probabilities, their tile sums), keys sorted and unique
+        (:meth:`start_boards` up to symmetry)."""
+        boards, probs = self.start_boards()
         keys = self.keys_of(boards)
         unique, inverse = np.unique(keys, return_inverse=True)
         weights = np.bincount(inverse, weights=probs, minlength=len(unique))

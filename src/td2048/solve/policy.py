@@ -28,7 +28,6 @@ from td2048.config import njit
 from td2048.errors import TD2048Error
 from td2048.games.bitboard import U64
 from td2048.games.game2048 import MOVE_NAMES
-from td2048.games.tiles import tile_value
 from td2048.solve.kernels import P_BIG, P_SMALL, canon4, canon5, find, is_empty, slide
 from td2048.solve.solution import Solution
 
@@ -457,22 +456,14 @@ def _merge(parts) -> tuple[np.ndarray, np.ndarray]:
 
 def _start(rules) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     """The start boards by tile sum, as the game deals them (not up to symmetry), with their probabilities."""
-    n = rules.n
-    p_code = {1: P_SMALL, 2: P_BIG}
     frame = rules.board.frame_cells
     by_sum: dict[int, list[tuple[int, float]]] = {}
-    for i in range(n):
-        for j in range(n):
-            if i == j:
-                continue
-            for a in (1, 2):
-                for b in (1, 2):
-                    if rules.wide:
-                        key = (a << (5 * i)) | (b << (5 * j))
-                    else:
-                        key = (a << (4 * frame[i])) | (b << (4 * frame[j]))
-                    tile_sum = tile_value(rules.game, a) + tile_value(rules.game, b)
-                    by_sum.setdefault(tile_sum, []).append((key, p_code[a] * p_code[b] / (n * (n - 1))))
+    for codes, p in zip(*rules.start_boards(), strict=True):
+        if rules.wide:
+            key = sum(c << (5 * i) for i, c in enumerate(codes))
+        else:
+            key = sum(c << (4 * frame[i]) for i, c in enumerate(codes))
+        by_sum.setdefault(rules.tile_sum(codes), []).append((key, p))
     return {s: _merge([(np.array([k for k, _ in v], np.uint64), np.array([p for _, p in v]))])
             for s, v in sorted(by_sum.items())}
 
