@@ -14,7 +14,8 @@ from td2048.errors import TD2048Error
 from td2048.games.game2048 import MOVE_NAMES, py_move
 from td2048.games.shape import as_shape
 from td2048.games.wide import py_wide_move
-from td2048.io.model import load_model
+from td2048.io.model import load_model, save_model
+from td2048.network import Network, parse_network
 from td2048.play import Agent
 from td2048.solve import agent_policy, exact_policy_value, load_solution, solve
 
@@ -190,3 +191,77 @@ def test_agent_choose_is_the_agents_move_on_each_board(model_2x3):
     agent = Agent(network, seed=0, threads=2)
     want = [MOVE_NAMES.index(m) if (m := agent.best_move(b)) else -1 for b in boards]
     assert -1 in want and agent.choose(np.array(boards, np.uint64)).tolist() == want
+
+
+def least_orientation(choose, shape):
+    """The policy that asks ``choose`` about each board's least symmetric image (as the solver keys it) and
+    plays the move it gives there, mapped back onto the board: what a valuation up to symmetry values."""
+    from td2048.games.bitboard import flip, mirror, transpose
+
+    col_shift, row_shift = 4 * (4 - shape.cols), 16 * (4 - shape.rows)
+    # each image as (board -> image, a move on the image -> the move on the board); 0 up, 1 right, 2 down, 3 left
+    m = (lambda b: int(mirror(b)) >> col_shift, (0, 3, 2, 1))
+    f = (lambda b: int(flip(b)) >> row_shift, (2, 1, 0, 3))
+    t = (lambda b: int(transpose(b)), (3, 2, 1, 0))
+    ident = (lambda b: b, (0, 1, 2, 3))
+
+    def then(g, h):  # h after g
+        return lambda b: h[0](g[0](b)), tuple(g[1][h[1][d]] for d in range(4))
+
+    images = [ident, m, f, then(f, m)]
+    if shape.square:
+        images += [then(g, t) for g in images]
+
+    def ask(boards):
+        best = [min((g[0](int(b)), g[1]) for g in images) for b in boards]
+        moves = choose(np.array([k for k, _ in best], np.uint64))
+        return np.array([back[int(d)] for (_, back), d in zip(best, moves, strict=True)])
+
+    return ask
+
+
+@pytest.mark.parametrize("board", ["2x2", "2x3"])
+def test_valued_up_to_symmetry_a_policy_is_its_play_in_the_least_orientation(solved, board):
+    """Up to symmetry, any policy is valued as the one that plays each board in its least orientation, on
+    fewer positions; the optimal policy still gets the optimum."""
+    solution = solved[(board, "2048")]
+    up_to = exact_policy_value(solution, preferring(board, "2048"), symmetric=True)
+    played = exact_policy_value(solution, least_orientation(preferring(board, "2048"), solution.board))
+    assert_same_figures(up_to, played)
+    assert up_to.positions < played.positions / 2
+    optimum = exact_policy_value(solution, optimal(solution), symmetric=True)
+    assert optimum.expected_score == pytest.approx(solution.expected_score, rel=1e-12)
+    assert optimum.optimal_move_share == 1.0
+
+
+def assert_same_figures(up_to, played):
+    assert up_to.symmetric and not played.symmetric
+    assert up_to.expected_score == pytest.approx(played.expected_score, rel=1e-12)
+    assert up_to.optimal_move_share == pytest.approx(played.optimal_move_share, rel=1e-12)
+    assert up_to.moves == pytest.approx(played.moves, rel=1e-12)
+    assert up_to.reach == pytest.approx(played.reach, rel=1e-12, abs=1e-15)
+    assert [s["loss"] for s in up_to.loss_by_stage] == \
+        pytest.approx([s["loss"] for s in played.loss_by_stage], rel=1e-9, abs=1e-12)
+
+
+def test_a_symmetric_network_valued_up_to_symmetry(model_2x3, tmp_path):
+    """A network with all the board's isomorphisms: valued up to symmetry from the command line (eval
+    --symmetric) as its least-orientation play; a network with fewer is refused, and so is --symmetric alone."""
+    model = model_2x3 / "run" / "model.td2048"
+    network, _ = load_model(model)
+    solution = load_solution(model_2x3 / "2x3.solution")
+    assert network.spec.symmetric
+    agent = Agent(network, seed=0)
+    r = td2048("eval", model, "--exact", model_2x3 / "2x3.solution", "--symmetric", "--json")
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout.strip().splitlines()[-1])
+    played = exact_policy_value(solution, least_orientation(agent.choose, solution.board))
+    assert data["symmetric"] is True and data["positions"] < played.positions / 2
+    assert data["expected_score"] == pytest.approx(played.expected_score, rel=1e-12)
+    assert data["optimal_move_share"] == pytest.approx(played.optimal_move_share, rel=1e-12)
+    assert_one_line_error(td2048("eval", model, "--symmetric", "--games", 10), "--exact")
+    lopsided = tmp_path / "iso1.td2048"
+    save_model(lopsided, Network(parse_network("2x3", isomorphisms=1, board=as_shape("2x3"))), game="2048")
+    assert not load_model(lopsided)[0].spec.symmetric
+    assert_one_line_error(td2048("eval", lopsided, "--exact", model_2x3 / "2x3.solution", "--symmetric"),
+                          "symmetries")

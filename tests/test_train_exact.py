@@ -50,9 +50,10 @@ def exact_entries(run):
 
 
 def greedy_value(model, solution):
-    """The exact value of a model's greedy policy, computed here."""
+    """The exact value of a model's greedy policy, computed here (up to symmetry, as a run values its network)."""
     network, _ = load_model(model)
-    return exact_policy_value(solution, agent_policy(Agent(network, depth=1)))
+    assert network.spec.symmetric
+    return exact_policy_value(solution, agent_policy(Agent(network, depth=1)), symmetric=True)
 
 
 def test_a_run_logs_the_exact_value_every_two_blocks_and_at_the_end(trained, solution_file, solution):
@@ -81,7 +82,7 @@ def test_a_run_logs_the_exact_value_every_two_blocks_and_at_the_end(trained, sol
     assert stdout.split("\n3000\tavg = ")[1].split("\n\n")[0].splitlines()[-1] == lines[-1]
 
     # the last valuation is the finished model's, as td2048 eval --exact computes it
-    r = td2048("eval", run / "model.td2048", "--exact", solution_file, "--json")
+    r = td2048("eval", run / "model.td2048", "--exact", solution_file, "--symmetric", "--json")
     assert r.returncode == 0, r.stderr
     evaluated = json.loads(r.stdout.splitlines()[-1])
     assert entries[3000]["expected_score"] == pytest.approx(evaluated["expected_score"], rel=1e-12)
@@ -199,7 +200,7 @@ def test_threads_on_copies_are_merged_before_the_valuation(solution_file, tmp_pa
     assert r.returncode == 0, r.stderr
     entries = exact_entries(run)
     assert sorted(entries) == [500, 1000, 1500, 2000]  # --exact-every 1 by default
-    r = td2048("eval", run / "model.td2048", "--exact", solution_file, "--json")
+    r = td2048("eval", run / "model.td2048", "--exact", solution_file, "--symmetric", "--json")
     assert r.returncode == 0, r.stderr
     assert entries[2000]["expected_score"] == pytest.approx(json.loads(r.stdout)["expected_score"], rel=1e-12)
 
@@ -212,7 +213,7 @@ def test_ray_workers_are_synced_before_the_valuation(solution_file, tmp_path, cl
     assert r.returncode == 0, r.stderr
     entries = exact_entries(run)
     assert sorted(entries) == [1000, 2000]
-    r = td2048("eval", run / "model.td2048", "--exact", solution_file, "--json")
+    r = td2048("eval", run / "model.td2048", "--exact", solution_file, "--symmetric", "--json")
     assert r.returncode == 0, r.stderr
     assert entries[2000]["expected_score"] == pytest.approx(json.loads(r.stdout)["expected_score"], rel=1e-12)
 

@@ -167,7 +167,8 @@ def exact_figures(network: Network, solution, threads: int = 1, memory_limit: in
     """A network's greedy policy valued exactly on a solved board, as a training log's ``"exact"`` object.
 
     The policy is :class:`td2048.play.Agent`'s at depth 1 (:func:`td2048.solve.agent_policy`), valued by
-    :func:`td2048.solve.exact_policy_value` over every position it can meet.
+    :func:`td2048.solve.exact_policy_value` over every position it can meet (up to the board's symmetries when
+    the network reads all of them: :attr:`~td2048.spec.NetworkSpec.symmetric`).
 
     Parameters
     ----------
@@ -186,20 +187,20 @@ def exact_figures(network: Network, solution, threads: int = 1, memory_limit: in
         ``expected_score`` (the policy's), ``optimal_expected_score`` (perfect play's), ``loss`` (their
         difference, the score lost a game), ``loss_share`` (the loss as a share of the optimum),
         ``optimal_move_share``, ``moves`` (a game's expected moves), ``positions`` (the boards the policy
-        meets), ``reach`` (tile value, as a string -> the probability of ever holding it) and ``seconds``
-        (those the valuation took).
+        meets, up to symmetry when ``symmetric``), ``symmetric``, ``reach`` (tile value, as a string -> the
+        probability of ever holding it) and ``seconds`` (those the valuation took).
     """
     from td2048.play import Agent
     from td2048.solve import agent_policy, exact_policy_value
 
     started = time.perf_counter()
     agent = Agent(network, None, 0, threads, memory_limit=max(memory_limit or 0, network.spec.nbytes))
-    value = exact_policy_value(solution, agent_policy(agent))
+    value = exact_policy_value(solution, agent_policy(agent), symmetric=network.spec.symmetric)
     seconds = time.perf_counter() - started
     optimum = value.optimal_expected_score
     return {"expected_score": value.expected_score, "optimal_expected_score": optimum, "loss": value.loss,
             "loss_share": value.loss / optimum if optimum else 0.0, "optimal_move_share": value.optimal_move_share,
-            "moves": value.moves, "positions": value.positions,
+            "moves": value.moves, "positions": value.positions, "symmetric": value.symmetric,
             "reach": {str(t): p for t, p in value.reach.items()}, "seconds": round(seconds, 6)}
 
 

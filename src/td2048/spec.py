@@ -169,6 +169,11 @@ class NetworkSpec:
         return CELL_VALUES if self.clamp is None else self.clamp + 1
 
     @property
+    def symmetric(self) -> bool:
+        """Whether V is the same on every symmetric image of a board: the tuples read all its isomorphisms."""
+        return self.isomorphisms == self.board.n_symmetries
+
+    @property
     def n_features(self) -> int:
         """Tuples x isomorphisms: the number of weights read per evaluation."""
         return len(self.tuples) * self.isomorphisms

@@ -55,6 +55,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="instead of playing games, compute the agent's exact expected score, tile reach, share of "
                         "optimal moves and score lost by stage against a solution file of the model's board and game "
                         "(td2048 solve --out; see docs/guides/solve.md)")
+    p.add_argument("--symmetric", action="store_true",
+                   help="with --exact, value the agent up to the board's symmetries: each class of symmetric boards "
+                        "once, in its least orientation (about 8 times faster on a square board); the same figures for "
+                        "a network with all the board's isomorphisms up to its choice between moves of equal value")
     p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
                    help="play the shards as Ray tasks: on a new local instance (--threads N: N CPUs), or on the "
                         "cluster at ADDRESS ('auto', host:6379, ray://host:10001); needs pip install 'td2048[ray]'")
@@ -67,6 +71,8 @@ def run(args: argparse.Namespace) -> int:
     search = parse_search(args.depth, args.tt_size, args.limit, args.downgrade, network.game)
     if args.exact is not None:
         return _run_exact(args, network, search)
+    if args.symmetric:
+        raise TD2048Error("--symmetric values the agent against a solution: give it with --exact SOLUTION")
     from td2048.io.records import parse_names, record_games  # the options are good: now the compiled code
     from td2048.play import Agent
 
@@ -152,6 +158,9 @@ def _run_exact(args, network, search) -> int:
         if given is not None:
             raise TD2048Error(f"--exact plays no games: leave out {option}")
     solution = load_solution(args.exact)
+    if args.symmetric and not network.spec.symmetric:
+        raise TD2048Error(f"--symmetric: {network.spec.name} reads {network.spec.isomorphisms} of the board's "
+                          f"{network.board.n_symmetries} symmetries, so its moves are not symmetric")
     if solution.board != network.board or solution.game != network.game:
         raise TD2048Error(f"{args.exact} solves {solution.game} on {solution.board.name}, but the model plays "
                           f"{network.game} on {network.board.name}")
@@ -159,7 +168,7 @@ def _run_exact(args, network, search) -> int:
 
     started = time.perf_counter()
     agent = Agent(network, search, 0, args.threads, memory_limit=args.memory_limit)
-    result = exact_policy_value(solution, agent_policy(agent))
+    result = exact_policy_value(solution, agent_policy(agent), symmetric=args.symmetric)
     seconds = time.perf_counter() - started
     if args.json:
         print(json.dumps({"model": args.model, "solution": args.exact, "network": network.spec.name,

@@ -9,7 +9,11 @@ solver computes the optimum's, over the positions it reaches from the start:
   for each tile the probability of ever holding it under the policy.
 
 Positions are tracked as the boards themselves, not up to symmetry: the policy is asked about the board
-it would meet in a game, so a policy that is not symmetric (a PPO network) gets its own exact value. The
+it would meet in a game, so a policy that is not symmetric (a PPO network) gets its own exact value. A
+symmetric policy (one whose move on a board's mirror image is the mirrored move, as a network with all the
+board's isomorphisms plays) can be valued up to symmetry instead (``symmetric=True``): one position per class
+of symmetric boards, each asked in its least orientation, as the solver keeps them, about 8 times fewer on a
+square board. The
 solution's values (up to symmetry) give, for each position met, the value of every move under perfect
 play after it (Q*), hence whether the policy's move is optimal and what it loses: by the performance
 difference identity, V*(start) - V_pi(start) is the sum over positions s of P_pi(s) (V*(s) - Q*(s, pi(s))),
@@ -110,9 +114,9 @@ def legal_boards(keys, wide, table4, table5, vertical, frame, n, perms, col_shif
 
 
 @njit
-def _forward_one(s, keys, probs, moves, wide, table4, table5, vertical, frame, n, perms, col_shift, row_shift,
-                 square, opt_small_keys, opt_small_values, opt_big_keys, opt_big_values, small, big, w_small, w_big,
-                 loss, optimal, status):
+def _forward_one(s, keys, probs, moves, symmetric, wide, table4, table5, vertical, frame, n, perms, col_shift,
+                 row_shift, square, opt_small_keys, opt_small_values, opt_big_keys, opt_big_values, small, big,
+                 w_small, w_big, loss, optimal, status):
     codes = np.zeros(16, np.int64)
     key = keys[s]
     base = s * n
@@ -143,15 +147,17 @@ def _forward_one(s, keys, probs, moves, wide, table4, table5, vertical, frame, n
                 continue
             c1 = _child(lo, hi, cell, 1, wide, frame, n, codes)
             c2 = _child(lo, hi, cell, 2, wide, frame, n, codes)
-            i1 = find(opt_small_keys, _canonical(c1, wide, n, perms, col_shift, row_shift, square, codes))
-            i2 = find(opt_big_keys, _canonical(c2, wide, n, perms, col_shift, row_shift, square, codes))
+            k1 = _canonical(c1, wide, n, perms, col_shift, row_shift, square, codes)
+            k2 = _canonical(c2, wide, n, perms, col_shift, row_shift, square, codes)
+            i1 = find(opt_small_keys, k1)
+            i2 = find(opt_big_keys, k2)
             if i1 < 0 or i2 < 0:
                 status[s] = 2
                 continue
             q += (P_SMALL * opt_small_values[i1, 0] + P_BIG * opt_big_values[i2, 0]) / empty
             if d == chosen:
-                small[base + cell] = c1
-                big[base + cell] = c2
+                small[base + cell] = k1 if symmetric else c1
+                big[base + cell] = k2 if symmetric else c2
                 w_small[base + cell] = probs[s] * P_SMALL / empty
                 w_big[base + cell] = probs[s] * P_BIG / empty
         q += reward
@@ -167,24 +173,25 @@ def _forward_one(s, keys, probs, moves, wide, table4, table5, vertical, frame, n
 
 
 @njit(parallel=True)
-def forward_layer(keys, probs, moves, wide, table4, table5, vertical, frame, n, perms, col_shift, row_shift, square,
-                  opt_small_keys, opt_small_values, opt_big_keys, opt_big_values, small, big, w_small, w_big, loss,
-                  optimal, status):
+def forward_layer(keys, probs, moves, symmetric, wide, table4, table5, vertical, frame, n, perms, col_shift,
+                  row_shift, square, opt_small_keys, opt_small_values, opt_big_keys, opt_big_values, small, big,
+                  w_small, w_big, loss, optimal, status):
     """One layer's step forward: the children of each board's chosen move (``small``, ``big``: ``[count * n]``,
-    ~0 for a cell not empty) with their probabilities (``w_small``, ``w_big``), and against the solution's
-    values the loss ``probs[s] (V*(s) - Q*(s, move))`` and whether the move is optimal.
+    ~0 for a cell not empty; their canonical keys when ``symmetric``) with their probabilities (``w_small``,
+    ``w_big``), and against the solution's values the loss ``probs[s] (V*(s) - Q*(s, move))`` and whether the
+    move is optimal.
 
     ``moves[s]`` is -1 for a board without a legal move. ``status[s]``: 0, 1 for an illegal move chosen,
     2 for a child the solution does not hold."""
     for s in numba.prange(keys.shape[0]):
-        _forward_one(s, keys, probs, moves, wide, table4, table5, vertical, frame, n, perms, col_shift, row_shift,
-                     square, opt_small_keys, opt_small_values, opt_big_keys, opt_big_values, small, big, w_small,
-                     w_big, loss, optimal, status)
+        _forward_one(s, keys, probs, moves, symmetric, wide, table4, table5, vertical, frame, n, perms, col_shift,
+                     row_shift, square, opt_small_keys, opt_small_values, opt_big_keys, opt_big_values, small, big,
+                     w_small, w_big, loss, optimal, status)
 
 
 @njit
-def _backward_one(s, keys, moves, wide, table4, table5, vertical, frame, n, keys_small, values_small, keys_big,
-                  values_big, out):
+def _backward_one(s, keys, moves, symmetric, wide, table4, table5, vertical, frame, n, perms, col_shift, row_shift,
+                  square, keys_small, values_small, keys_big, values_big, out):
     codes = np.zeros(16, np.int64)
     aims = out.shape[1]
     key = keys[s]
@@ -200,8 +207,13 @@ def _backward_one(s, keys, moves, wide, table4, table5, vertical, frame, n, keys
         for cell in range(n):
             if not is_empty(lo, hi, cell, frame):
                 continue
-            i1 = find(keys_small, _child(lo, hi, cell, 1, wide, frame, n, codes))
-            i2 = find(keys_big, _child(lo, hi, cell, 2, wide, frame, n, codes))
+            c1 = _child(lo, hi, cell, 1, wide, frame, n, codes)
+            c2 = _child(lo, hi, cell, 2, wide, frame, n, codes)
+            if symmetric:
+                c1 = _canonical(c1, wide, n, perms, col_shift, row_shift, square, codes)
+                c2 = _canonical(c2, wide, n, perms, col_shift, row_shift, square, codes)
+            i1 = find(keys_small, c1)
+            i2 = find(keys_big, c2)
             if i1 < 0 or i2 < 0:
                 missing += 1
                 continue
@@ -215,16 +227,16 @@ def _backward_one(s, keys, moves, wide, table4, table5, vertical, frame, n, keys
 
 
 @njit(parallel=True)
-def backward_layer(keys, moves, wide, table4, table5, vertical, frame, n, perms, col_shift, row_shift, square,
-                   keys_small, values_small, keys_big, values_big, out):
+def backward_layer(keys, moves, symmetric, wide, table4, table5, vertical, frame, n, perms, col_shift, row_shift,
+                   square, keys_small, values_small, keys_big, values_big, out):
     """The policy's values of one layer from those of the layers its children lie in: ``out[s, 0]`` the
     expected score, ``out[s, c]`` the probability of ever holding a tile of code >= c. Returns the number of
     children not found (0 unless the layers are inconsistent)."""
     count = keys.shape[0]
     missing = np.zeros(count, np.int64)
     for s in numba.prange(count):
-        missing[s] = _backward_one(s, keys, moves, wide, table4, table5, vertical, frame, n, keys_small,
-                                   values_small, keys_big, values_big, out)
+        missing[s] = _backward_one(s, keys, moves, symmetric, wide, table4, table5, vertical, frame, n, perms,
+                                   col_shift, row_shift, square, keys_small, values_small, keys_big, values_big, out)
     total = 0
     for s in range(count):
         total += missing[s]
@@ -253,7 +265,9 @@ class PolicyValue:
     moves : float
         The expected number of moves of a game.
     positions : int
-        The positions the policy can meet (as boards, not up to symmetry).
+        The positions the policy can meet: as boards, or up to symmetry when valued so.
+    symmetric : bool
+        Whether the policy was valued up to the board's symmetries.
     loss_by_layer : list of (int, float)
         ``(tile sum, expected score lost there)``: sums to ``optimal_expected_score - expected_score``.
     loss_by_stage : list of dict
@@ -270,6 +284,7 @@ class PolicyValue:
     optimal_move_share: float
     moves: float
     positions: int
+    symmetric: bool = False
     loss_by_layer: list[tuple[int, float]] = field(default_factory=list)
     loss_by_stage: list[dict] = field(default_factory=list)
 
@@ -285,6 +300,7 @@ class PolicyValue:
                 "reach": {str(t): p for t, p in self.reach.items()},
                 "optimal_reach": {str(t): p for t, p in self.optimal_reach.items()},
                 "optimal_move_share": self.optimal_move_share, "moves": self.moves, "positions": self.positions,
+                "symmetric": self.symmetric,
                 "loss_by_stage": self.loss_by_stage, "loss_by_layer": [list(x) for x in self.loss_by_layer]}
 
     def table(self) -> str:
@@ -292,7 +308,7 @@ class PolicyValue:
         lines = [f"expected score {self.expected_score:,.2f} (optimum {self.optimal_expected_score:,.2f}, "
                  f"loss {self.loss:,.2f} a game)",
                  f"optimal moves {100 * self.optimal_move_share:.2f}% of {self.moves:,.1f} moves a game, "
-                 f"{self.positions:,} positions met",
+                 f"{self.positions:,} positions met{' (up to symmetry)' if self.symmetric else ''}",
                  "tile      reach    optimum"]
         for t, p in self.reach.items():
             if p > 0 or self.optimal_reach[t] > 0:
@@ -303,7 +319,7 @@ class PolicyValue:
         return "\n".join(lines) + "\n"
 
 
-def exact_policy_value(solution: Solution, choose: Policy) -> PolicyValue:
+def exact_policy_value(solution: Solution, choose: Policy, symmetric: bool = False) -> PolicyValue:
     """A policy's exact expected score, tile reach, optimal-move share and loss by stage on a solved board.
 
     Parameters
@@ -317,6 +333,12 @@ def exact_policy_value(solution: Solution, choose: Policy) -> PolicyValue:
         move, as the game holds them (not up to symmetry), packed in the frame layout: ``uint64[m]`` for
         2048, ``uint64[m, 2]`` of (lo, hi) for 2584. It is called once per layer of tile sum, and must choose
         a legal move.
+    symmetric : bool
+        Value the policy up to the board's symmetries: each class of symmetric boards once, asked in its
+        least orientation (as the solution keys it). Exact for a policy whose move on a symmetric image of a
+        board is the image of its move (a network with all the board's isomorphisms, at any search depth,
+        up to its choice between moves of exactly equal value), and about as many times cheaper as the board
+        has symmetries. False (the default) asks about every board as the game deals it.
 
     Returns
     -------
@@ -344,7 +366,7 @@ def exact_policy_value(solution: Solution, choose: Policy) -> PolicyValue:
         return _read_only(solution.keys[i], np.uint64), _read_only(solution.values[i], np.float64)
 
     pending: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
-    for s, (keys, probs) in _start(rules).items():
+    for s, (keys, probs) in _start(rules, symmetric).items():
         pending[s] = [(keys, probs)]
     sums, layers, layer_moves = [], [], []
     loss_by_layer, met, met_optimal, positions = [], 0.0, 0.0, 0
@@ -365,8 +387,8 @@ def exact_policy_value(solution: Solution, choose: Policy) -> PolicyValue:
         loss = np.empty(len(keys))
         optimal = np.empty(len(keys), np.bool_)
         status = np.empty(len(keys), np.int8)
-        forward_layer(keys, probs, moves, *args, *optimum(s + small_step), *optimum(s + big_step), small, big,
-                      w_small, w_big, loss, optimal, status)
+        forward_layer(keys, probs, moves, symmetric, *args, *optimum(s + small_step), *optimum(s + big_step), small,
+                      big, w_small, w_big, loss, optimal, status)
         if (status == 1).any():
             j = int(np.argmax(status == 1))
             raise TD2048Error(f"the policy chose the illegal move {MOVE_NAMES[moves[j]]} on {int(keys[j]):#x} "
@@ -387,9 +409,9 @@ def exact_policy_value(solution: Solution, choose: Policy) -> PolicyValue:
         if s + small_step in pending and len(pending[s + small_step]) >= 8:
             pending[s + small_step] = [_merge(pending[s + small_step])]
 
-    values = _backward(rules, sums, layers, layer_moves, aims)
+    values = _backward(rules, sums, layers, layer_moves, aims, symmetric)
     start_values = np.zeros(aims)
-    for s, (keys, probs) in _start(rules).items():
+    for s, (keys, probs) in _start(rules, symmetric).items():
         i = sums.index(s)
         start_values += probs @ values[i][np.searchsorted(layers[i], keys)]
     tiles = solution.tiles
@@ -398,7 +420,8 @@ def exact_policy_value(solution: Solution, choose: Policy) -> PolicyValue:
         optimal_expected_score=solution.expected_score,
         reach={t: float(start_values[c]) for c, t in enumerate(tiles, start=1)},
         optimal_reach=solution.reach, optimal_move_share=met_optimal / met if met > 0 else 1.0, moves=met,
-        positions=positions, loss_by_layer=loss_by_layer, loss_by_stage=_stages(solution.sums, loss_by_layer))
+        positions=positions, symmetric=symmetric, loss_by_layer=loss_by_layer,
+        loss_by_stage=_stages(solution.sums, loss_by_layer))
 
 
 def _read_only(a, dtype) -> np.ndarray:
@@ -421,13 +444,13 @@ def _answers(choose, boards) -> np.ndarray:
     return moves
 
 
-def _backward(rules, sums, layers, layer_moves, aims) -> list[np.ndarray]:
+def _backward(rules, sums, layers, layer_moves, aims, symmetric) -> list[np.ndarray]:
     small_step, big_step = rules.tile_steps
     index = {s: i for i, s in enumerate(sums)}
     values: list[np.ndarray | None] = [None] * len(sums)
     empty_keys = np.zeros(0, np.uint64)
     empty_values = np.zeros((0, aims))
-    start_sums = set(_start(rules))
+    start_sums = set(_start(rules, symmetric))
 
     def held(tile_sum):
         i = index.get(tile_sum)
@@ -436,7 +459,7 @@ def _backward(rules, sums, layers, layer_moves, aims) -> list[np.ndarray]:
     for i in range(len(sums) - 1, -1, -1):
         s = sums[i]
         out = np.empty((len(layers[i]), aims))
-        missing = backward_layer(layers[i], layer_moves[i], *rules.args, *held(s + small_step),
+        missing = backward_layer(layers[i], layer_moves[i], symmetric, *rules.args, *held(s + small_step),
                                  *held(s + big_step), out)
         if missing:  # pragma: no cover - a broken forward pass
             raise TD2048Error(f"the policy's layer of tile sum {s} has {missing} children that no layer holds")
@@ -454,8 +477,11 @@ def _merge(parts) -> tuple[np.ndarray, np.ndarray]:
     return unique, np.bincount(inverse, weights=weights, minlength=len(unique))
 
 
-def _start(rules) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-    """The start boards by tile sum, as the game deals them (not up to symmetry), with their probabilities."""
+def _start(rules, symmetric) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """The start boards by tile sum, as the game deals them (or up to symmetry), with their probabilities."""
+    if symmetric:
+        keys, probs, sums = rules.start()
+        return {int(s): (keys[sums == s], probs[sums == s]) for s in np.unique(sums)}
     frame = rules.board.frame_cells
     by_sum: dict[int, list[tuple[int, float]]] = {}
     for codes, p in zip(*rules.start_boards(), strict=True):

@@ -1,0 +1,199 @@
+"""How far from perfect play TD learning gets on a solved board: the runs and tables of docs/research/perfect-play.md.
+
+    td2048 solve --board 3x3 --out 3x3.solution
+    python benchmarks/perfect_gap.py train --solution 3x3.solution --out runs/gap --jobs 2
+    python benchmarks/perfect_gap.py search --solution 3x3.solution --out runs/gap --depth 2
+    python benchmarks/perfect_gap.py report --solution 3x3.solution --out runs/gap \\
+        --plot docs/images/perfect-gap-3x3.png
+
+``train`` runs every method x network (:data:`METHODS`, :data:`NETWORKS`) with ``td2048 train --exact
+SOLUTION`` to each of ``--points`` episodes in turn (resumed each time, its greedy policy valued exactly, up
+to symmetry, at each), ``--jobs`` at a time, one thread each; a run goes on from where its log ends.
+``search`` values each run's final model at a search depth (``td2048 eval --exact --symmetric --depth D``).
+``report`` prints Markdown tables: per run, the smallest gap reached and the episodes and training minutes
+(valuations not counted) to come within 1% and 0.1% of the optimal expected score; the final models at each
+depth searched. ``--plot`` draws the gap against episodes, one line per run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+# (label, network, extra train options): each trained with the same episodes, blocks and seed
+METHODS = {
+    "TD(0)": (),
+    "TD(0), alpha 0.025": ("--alpha", "0.025"),
+    "TC": ("--tc",),
+    "OTD": ("--optimistic", "10000"),
+}
+NETWORKS = ("3x3", "2x6")
+THRESHOLDS = (0.01, 0.001)
+
+
+def runs(only: list[str] | None = None) -> list[tuple[str, str, tuple[str, ...]]]:
+    out = [(f"{method} {network}", network, options) for network in NETWORKS for method, options in METHODS.items()]
+    return [r for r in out if not only or r[0] in only]
+
+
+def slug(label: str) -> str:
+    return "".join(ch if ch.isalnum() else "-" for ch in label).strip("-").replace("--", "-")
+
+
+def td2048(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "td2048.cli", *map(str, args)], capture_output=True, text=True)
+
+
+def train(args) -> None:
+    """Each run trained to each of ``--points`` episodes in turn (a resume each time: one thread, so the same
+    run as uninterrupted) and valued exactly at each (``--exact``, valued after the last block)."""
+    points = sorted(int(float(x)) for x in args.points.split(","))
+
+    def one(run):
+        label, network, options = run
+        where = args.out / slug(label)
+        done = json.loads((where / "log.jsonl").read_text().splitlines()[-1])["episodes"] \
+            if (where / "log.jsonl").exists() else 0
+        for target in points:
+            if target <= done:
+                continue
+            if done == 0:
+                r = td2048("train", "--board", args.board, "--network", network, *options, "--episodes", target,
+                           "--block", args.block, "--seed", args.seed, "--exact", args.solution, "--exact-every",
+                           10**9, "--out", where, "--quiet")
+            else:
+                r = td2048("train", "--resume", where, "--episodes", target, "--quiet")
+            if r.returncode:
+                return f"{label}: exit {r.returncode} at {target:,} episodes: {r.stderr.strip()[-300:]}"
+            done = target
+            print(f"{label}: {target:,} episodes", flush=True)
+        return f"{label}: done"
+
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        for line in pool.map(one, runs(args.only)):
+            print(line, flush=True)
+
+
+def search(args) -> None:
+    for label, _, _ in runs(args.only):
+        where = args.out / slug(label)
+        out = where / f"depth{args.depth}.json"
+        if out.exists() or not (where / "model.td2048").exists():
+            continue
+        r = td2048("eval", where / "model.td2048", "--exact", args.solution, "--symmetric", "--depth", args.depth,
+                   "--threads", args.threads, "--json")
+        if r.returncode:
+            print(f"{label}: exit {r.returncode} {r.stderr.strip()[-300:]}", flush=True)
+            continue
+        out.write_text(r.stdout.strip().splitlines()[-1] + "\n")
+        print(f"{label} depth {args.depth}: {json.loads(out.read_text())['expected_score']:,.2f}", flush=True)
+
+
+def curve(where: Path) -> list[dict]:
+    """The run's valuations: episodes, training seconds up to them, and the exact figures."""
+    points, seconds = [], 0.0
+    for line in (where / "log.jsonl").read_text().splitlines():
+        block = json.loads(line)
+        seconds += block["seconds"]
+        if "exact" in block:
+            points.append({"episodes": block["episodes"], "seconds": seconds, **block["exact"]})
+    return points
+
+
+def first_within(points: list[dict], share: float) -> dict | None:
+    return next((p for p in points if p["loss_share"] <= share), None)
+
+
+def report(args) -> None:
+    rows = [(label, curve(args.out / slug(label))) for label, _, _ in runs(args.only)
+            if (args.out / slug(label) / "log.jsonl").exists()]
+    print("| Method, network | Episodes | Exact score (gap) at the end | Smallest gap | "
+          + " | ".join(f"Episodes (minutes) to {100 * t:g}%" for t in THRESHOLDS) + " |")
+    print("|---|---:|---:|---:|" + "---:|" * len(THRESHOLDS))
+    for label, points in rows:
+        if not points:
+            continue
+        last, best = points[-1], min(points, key=lambda p: p["loss_share"])
+        reached = []
+        for t in THRESHOLDS:
+            p = first_within(points, t)
+            reached.append("not reached" if p is None else f"{p['episodes']:,} ({p['seconds'] / 60:.1f})")
+        print(f"| {label} | {last['episodes']:,} | {last['expected_score']:,.2f} ({100 * last['loss_share']:.2f}%) "
+              f"| {100 * best['loss_share']:.2f}% at {best['episodes']:,} | " + " | ".join(reached) + " |")
+    depths = sorted({int(p.stem[5:]) for label, _, _ in runs(args.only)
+                     for p in (args.out / slug(label)).glob("depth*.json")})
+    if depths:
+        print()
+        print("| Method, network | Depth 1 | " + " | ".join(f"Depth {d}" for d in depths) + " |")
+        print("|---|---:|" + "---:|" * len(depths))
+        for label, points in rows:
+            if not points:
+                continue
+            cells = [f"{points[-1]['expected_score']:,.2f} ({100 * points[-1]['loss_share']:.2f}%)"]
+            for d in depths:
+                f = args.out / slug(label) / f"depth{d}.json"
+                if f.exists():
+                    data = json.loads(f.read_text())
+                    share = data["loss"] / data["optimal_expected_score"]
+                    cells.append(f"{data['expected_score']:,.2f} ({100 * share:.2f}%)")
+                else:
+                    cells.append("")
+            print(f"| {label} | " + " | ".join(cells) + " |")
+    if args.plot:
+        plot(rows, args.plot)
+
+
+def plot(rows, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.5), dpi=110)
+    for label, points in rows:
+        if points:
+            ax.plot([p["episodes"] for p in points], [100 * p["loss_share"] for p in points], label=label,
+                    linestyle="-" if "3x3" in label else "--")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    for t in THRESHOLDS:
+        ax.axhline(100 * t, color="grey", linewidth=0.6, linestyle=":")
+    ax.set_xlabel("episodes")
+    ax.set_ylabel("exact gap to perfect play, % of the optimal expected score")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3, which="both")
+    fig.tight_layout()
+    tmp = path.with_suffix(".tmp.png")
+    fig.savefig(tmp)
+    tmp.replace(path)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    for name in ("train", "search", "report"):
+        q = sub.add_parser(name)
+        q.add_argument("--solution", type=Path, required=True)
+        q.add_argument("--out", type=Path, required=True)
+        q.add_argument("--only", nargs="*", help="run labels (default: every run)")
+    t = sub.choices["train"]
+    t.add_argument("--board", default="3x3")
+    t.add_argument("--points", default="1e4,3e4,1e5,3e5,1e6,3e6",
+                   help="the episodes at which each run is valued (multiples of --block)")
+    t.add_argument("--block", type=int, default=10_000)
+    t.add_argument("--seed", type=int, default=1)
+    t.add_argument("--jobs", type=int, default=2)
+    s = sub.choices["search"]
+    s.add_argument("--depth", type=int, default=2)
+    s.add_argument("--threads", type=int, default=2)
+    sub.choices["report"].add_argument("--plot", type=Path)
+    args = p.parse_args()
+    {"train": train, "search": search, "report": report}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()
