@@ -265,3 +265,28 @@ def test_a_symmetric_network_valued_up_to_symmetry(model_2x3, tmp_path):
     assert not load_model(lopsided)[0].spec.symmetric
     assert_one_line_error(td2048("eval", lopsided, "--exact", model_2x3 / "2x3.solution", "--symmetric"),
                           "symmetries")
+
+
+@pytest.mark.parametrize("board, game", [("2x3", "2048"), ("3x3", "2048"), ("2x4", "2584"), ("4x4", "2048")])
+def test_packed_boards_give_their_grids_and_legal_moves(board, game):
+    """td2048.envs.policy's view of a packed board (what exact_policy_value asks a policy about): its cells
+    and its legal moves, as the plain-Python game has them."""
+    from td2048.envs.policy import board_grids, legal_masks
+
+    shape = as_shape(board)
+    rng = np.random.default_rng(3)
+    grids = rng.integers(0, 6, (300, shape.rows, shape.cols))
+    grids[rng.random(grids.shape) < 0.3] = 0
+    top = 31 if game == "2584" else 15  # the largest code, which does not merge
+    grids[(grids > 0) & (rng.random(grids.shape) < 0.3)] += top - 5  # tiles past code 15 in 2584 (in hi)
+    frame = shape.frame_cells
+    codes = grids.reshape(300, -1)
+    lo = np.array([sum(int(c & 15) << (4 * f) for c, f in zip(row, frame)) for row in codes], np.uint64)
+    packed = lo
+    if game == "2584":
+        hi = np.array([sum(int(c >> 4) << f for c, f in zip(row, frame)) for row in codes], np.uint64)
+        packed = np.stack([lo, hi], axis=1)
+    got = board_grids(packed, game, board)
+    assert got.dtype == np.int8 and np.array_equal(got, grids)
+    want = [[naive.move(g.tolist(), d, top, game)[0] != g.tolist() for d in range(4)] for g in grids]
+    assert np.array_equal(legal_masks(got, game), np.array(want))

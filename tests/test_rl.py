@@ -151,3 +151,30 @@ def test_maskable_ppo_on_the_3x3_board():
     assert len(model.ep_info_buffer) > 0
     rewards, lengths = evaluate_masked(model, env, n_eval_episodes=4, deterministic=True, return_episode_rewards=True)
     assert len(rewards) >= 4 and min(lengths) > 0
+
+
+def test_a_maskable_ppo_model_valued_exactly_matches_its_games():
+    """td2048.envs.board_policy: a MaskablePPO model trained on the 2x3 board, valued exactly against the
+    board's solution, has the average score of its own deterministic games (within 4 standard errors)."""
+    from td2048.envs.policy import board_policy
+    from td2048.solve import exact_policy_value, solve
+
+    env = VecMonitor(TileGameSB3VecEnv(64, size=(2, 3)))
+    model = MaskablePPO("MlpPolicy", env, **{**SMALL, "n_steps": 32, "batch_size": 512}).learn(4096)
+    choose = board_policy(model, size=(2, 3))
+    observations = env.reset()
+    for _ in range(5):  # on the environment's own boards, the model's own moves
+        masks = np.stack(env.env_method("action_masks"))
+        want, _ = model.predict(observations, action_masks=masks, deterministic=True)
+        assert np.array_equal(choose(env.unwrapped._boards.boards.copy()), want)
+        observations = env.step(want)[0]
+    result = exact_policy_value(solve("2x3", keep_values=True), choose)
+    games = 2000
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        scores, _ = evaluate_masked(model, env, n_eval_episodes=games, deterministic=True,
+                                    return_episode_rewards=True)
+    scores = np.array(scores)
+    error = scores.std(ddof=1) / np.sqrt(len(scores))
+    assert abs(scores.mean() - result.expected_score) < 4 * error, (scores.mean(), result.expected_score, error)
+    assert 0 < result.optimal_move_share < 1 and result.expected_score < result.optimal_expected_score
