@@ -35,8 +35,10 @@ NETWORKS = ("3x3", "2x6")
 THRESHOLDS = (0.01, 0.001)
 
 
-def runs(only: list[str] | None = None) -> list[tuple[str, str, tuple[str, ...]]]:
+def runs(only: list[str] | None = None, ppo: bool = False) -> list[tuple[str, str, tuple[str, ...]]]:
     out = [(f"{method} {network}", network, options) for network in NETWORKS for method, options in METHODS.items()]
+    if ppo:
+        out.append(("MaskablePPO", "", ()))
     return [r for r in out if not only or r[0] in only]
 
 
@@ -93,6 +95,54 @@ def search(args) -> None:
         print(f"{label} depth {args.depth}: {json.loads(out.read_text())['expected_score']:,.2f}", flush=True)
 
 
+def ppo(args) -> None:
+    """MaskablePPO on the environments (a vector of 64 boards, one torch thread), valued exactly (as the boards
+    are, not up to symmetry: its network is not symmetric) after each of ``--minutes`` of training; its log is
+    written as a run's, one line a valuation."""
+    import time
+
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.vec_env import VecMonitor, VecNormalize
+
+    from td2048.envs.policy import board_policy
+    from td2048.envs.sb3 import TileGameSB3VecEnv
+    from td2048.solve import exact_policy_value, load_solution
+
+    torch.set_num_threads(1)
+    solution = load_solution(args.solution)
+    where = args.out / "MaskablePPO"
+    where.mkdir(parents=True, exist_ok=True)
+    size = solution.board.name
+    boards = TileGameSB3VecEnv(64, game=solution.game, size=size)
+    boards.seed(args.seed)
+    monitor = VecMonitor(boards)
+    env = VecNormalize(monitor, norm_obs=False, norm_reward=True)  # scores of hundreds: PPO's value scale
+    model = MaskablePPO("MlpPolicy", env, n_steps=256, batch_size=2048, n_epochs=4, learning_rate=3e-4,
+                        policy_kwargs={"net_arch": [256, 256]}, seed=args.seed)
+    choose = board_policy(model, solution.game, size)
+    trained = 0.0
+    with (where / "log.jsonl").open("w") as log:
+        for minutes in sorted(float(m) for m in args.minutes.split(",")):
+            started = time.perf_counter()
+            while trained + time.perf_counter() - started < 60 * minutes:
+                model.learn(64 * 256 * 4, reset_num_timesteps=False)
+            block = time.perf_counter() - started
+            trained += block
+            value = exact_policy_value(solution, choose)
+            optimum = value.optimal_expected_score
+            figures = {"expected_score": value.expected_score, "optimal_expected_score": optimum,
+                       "loss": value.loss, "loss_share": value.loss / optimum,
+                       "optimal_move_share": value.optimal_move_share, "moves": value.moves,
+                       "positions": value.positions, "reach": {str(t): p for t, p in value.reach.items()}}
+            line = {"episodes": int(monitor.episode_count), "steps": int(model.num_timesteps), "seconds": block,
+                    "exact": figures}
+            log.write(json.dumps(line) + "\n")
+            log.flush()
+            print(f"MaskablePPO: {minutes:g} min, {model.num_timesteps:,} steps: {value.expected_score:,.2f}",
+                  flush=True)
+
+
 def curve(where: Path) -> list[dict]:
     """The run's valuations: episodes, training seconds up to them, and the exact figures."""
     points, seconds = [], 0.0
@@ -109,7 +159,7 @@ def first_within(points: list[dict], share: float) -> dict | None:
 
 
 def report(args) -> None:
-    rows = [(label, curve(args.out / slug(label))) for label, _, _ in runs(args.only)
+    rows = [(label, curve(args.out / slug(label))) for label, _, _ in runs(args.only, ppo=True)
             if (args.out / slug(label) / "log.jsonl").exists()]
     print("| Method, network | Episodes | Exact score (gap) at the end | Smallest gap | "
           + " | ".join(f"Episodes (minutes) to {100 * t:g}%" for t in THRESHOLDS) + " |")
@@ -175,7 +225,7 @@ def plot(rows, path: Path) -> None:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
-    for name in ("train", "search", "report"):
+    for name in ("train", "search", "report", "ppo"):
         q = sub.add_parser(name)
         q.add_argument("--solution", type=Path, required=True)
         q.add_argument("--out", type=Path, required=True)
@@ -191,8 +241,10 @@ def main() -> None:
     s.add_argument("--depth", type=int, default=2)
     s.add_argument("--threads", type=int, default=2)
     sub.choices["report"].add_argument("--plot", type=Path)
+    sub.choices["ppo"].add_argument("--minutes", default="2.5,5,10", help="training minutes at which to value it")
+    sub.choices["ppo"].add_argument("--seed", type=int, default=1)
     args = p.parse_args()
-    {"train": train, "search": search, "report": report}[args.command](args)
+    {"train": train, "search": search, "report": report, "ppo": ppo}[args.command](args)
 
 
 if __name__ == "__main__":

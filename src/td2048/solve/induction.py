@@ -17,6 +17,7 @@ import td2048.solve.kernels as kernels
 from td2048.errors import TD2048Error
 from td2048.solve.layers import Layers, Rules, enumerate_layers
 from td2048.solve.solution import Solution
+from td2048.threads import split_range
 
 
 def solve(board, game: str = "2048", keep_values: bool = False, on_values=None, on_progress=None) -> Solution:
@@ -88,7 +89,8 @@ def backward(rules: Rules, layers: Layers, aims: int, keep_values: bool = False,
         values = np.empty((len(keys), aims))
         small_keys, small_values = _layer(layers, held, s + small_step, empty_keys, empty_values)
         big_keys, big_values = _layer(layers, held, s + big_step, empty_keys, empty_values)
-        missing = kernels.layer_values(keys, *rules.args, small_keys, small_values, big_keys, big_values, values)
+        missing = sum(split_range(kernels.layer_values, len(keys), keys, *rules.args, small_keys, small_values,
+                                  big_keys, big_values, values))
         if missing:  # pragma: no cover - a broken forward pass
             raise TD2048Error(f"the layer of tile sum {s} has {missing} children that no layer holds")
         held[s] = values

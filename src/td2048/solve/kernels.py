@@ -15,7 +15,6 @@ stand-in of the right type) and the flag ``wide``, so that one compiled version 
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from td2048.config import njit
@@ -162,19 +161,18 @@ def _expand_one(key, base, wide, table4, table5, vertical, frame, n, perms, col_
     return max_code(key, wide, frame, n)
 
 
-@njit(parallel=True)
-def expand(keys, wide, table4, table5, vertical, frame, n, perms, col_shift, row_shift, square, small, big):
-    """The children of a layer: keys of each position's moves with a new tile of code 1 (``small``,
-    ``[len(keys) * 4 * n]``) and of code 2 (``big``); unused slots are ~0. Returns the layer's largest code."""
-    count = keys.shape[0]
-    top = np.zeros(count, np.int64)
-    for s in numba.prange(count):
-        top[s] = _expand_one(keys[s], s * 4 * n, wide, table4, table5, vertical, frame, n, perms, col_shift,
-                             row_shift, square, small, big)
+@njit
+def expand(first, last, keys, wide, table4, table5, vertical, frame, n, perms, col_shift, row_shift, square, small,
+           big):
+    """The children of positions ``first .. last - 1`` of a layer: keys of each position's moves with a new tile
+    of code 1 (``small``, ``[len(keys) * 4 * n]``) and of code 2 (``big``); unused slots are ~0. Returns the
+    largest code among those positions (run over parts of a layer on threads: :func:`td2048.threads.split_range`)."""
     best = 0
-    for s in range(count):
-        if top[s] > best:
-            best = top[s]
+    for s in range(first, last):
+        top = _expand_one(keys[s], s * 4 * n, wide, table4, table5, vertical, frame, n, perms, col_shift, row_shift,
+                          square, small, big)
+        if top > best:
+            best = top
     return best
 
 
@@ -225,25 +223,21 @@ def _value_one(s, key, wide, table4, table5, vertical, frame, n, perms, col_shif
     return missing
 
 
-@njit(parallel=True)
-def layer_values(keys, wide, table4, table5, vertical, frame, n, perms, col_shift, row_shift, square,
+@njit
+def layer_values(first, last, keys, wide, table4, table5, vertical, frame, n, perms, col_shift, row_shift, square,
                  keys_small, values_small, keys_big, values_big, out):
-    """The values of one layer from those of the layers its children lie in.
+    """The values of positions ``first .. last - 1`` of a layer from those of the layers their children lie in.
 
     ``out[s, 0]``: the expected score of position s under the play that maximises it; ``out[s, c]`` for
     c >= 1: the probability of ever holding a tile of code >= c under the play that maximises it. A
     position with no legal move scores 0 and reaches only the codes it holds. Returns the number of
     children not found (0 unless the layers are inconsistent).
     """
-    count = keys.shape[0]
-    missing = np.zeros(count, np.int64)
-    for s in numba.prange(count):
-        missing[s] = _value_one(s, keys[s], wide, table4, table5, vertical, frame, n, perms, col_shift, row_shift,
-                                square, keys_small, values_small, keys_big, values_big, out)
-    total = 0
-    for s in range(count):
-        total += missing[s]
-    return total
+    missing = 0
+    for s in range(first, last):
+        missing += _value_one(s, keys[s], wide, table4, table5, vertical, frame, n, perms, col_shift, row_shift,
+                              square, keys_small, values_small, keys_big, values_big, out)
+    return missing
 
 
 @njit

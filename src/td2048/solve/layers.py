@@ -18,6 +18,7 @@ from td2048.games.game2048 import row_table, vertical_offset
 from td2048.games.shape import BoardShape, as_shape
 from td2048.games.tiles import GAMES, tile_value
 from td2048.games.wide import wide_row_table, wide_vertical_offset
+from td2048.threads import split_range
 
 CHUNK = 1 << 16  # positions expanded at once: children buffers of 2 x 8 x 4 n bytes a position
 MAX_CELLS_2048 = 12  # 4-bit cells hold codes up to 15: enough on at most 12 cells
@@ -191,7 +192,7 @@ def enumerate_layers(rules: Rules, on_layer=None) -> Layers:
             chunk = keys[lo:lo + CHUNK]
             small = np.empty(len(chunk) * width, np.uint64)
             big = np.empty(len(chunk) * width, np.uint64)
-            top = max(top, int(kernels.expand(chunk, *args, small, big)))
+            top = max(top, *(int(t) for t in split_range(kernels.expand, len(chunk), chunk, *args, small, big)))
             for step, children in ((small_step, small), (big_step, big)):
                 children = np.unique(children)
                 if len(children) and children[-1] == np.uint64(2**64 - 1):

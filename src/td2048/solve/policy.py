@@ -25,7 +25,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import numba
 import numpy as np
 
 from td2048.config import njit
@@ -34,6 +33,7 @@ from td2048.games.bitboard import U64
 from td2048.games.game2048 import MOVE_NAMES
 from td2048.solve.kernels import P_BIG, P_SMALL, canon4, canon5, find, is_empty, slide
 from td2048.solve.solution import Solution
+from td2048.threads import split_range
 
 _U0 = U64(0)
 _U1 = U64(1)
@@ -103,14 +103,13 @@ def _legal_one(s, keys, wide, table4, table5, vertical, frame, n, lo_out, hi_out
     return False
 
 
-@njit(parallel=True)
-def legal_boards(keys, wide, table4, table5, vertical, frame, n, perms, col_shift, row_shift, square, lo_out, hi_out):
-    """Whether each board has a legal move; fills its packed frame board (``lo_out``, ``hi_out``: 5-bit cells)."""
-    count = keys.shape[0]
-    out = np.zeros(count, np.bool_)
-    for s in numba.prange(count):
+@njit
+def legal_boards(first, last, keys, wide, table4, table5, vertical, frame, n, perms, col_shift, row_shift, square,
+                 lo_out, hi_out, out):
+    """Whether each board ``first .. last - 1`` has a legal move (``out``); fills its packed frame board
+    (``lo_out``, ``hi_out``: 5-bit cells)."""
+    for s in range(first, last):
         out[s] = _legal_one(s, keys, wide, table4, table5, vertical, frame, n, lo_out, hi_out)
-    return out
 
 
 @njit
@@ -172,18 +171,18 @@ def _forward_one(s, keys, probs, moves, symmetric, wide, table4, table5, vertica
     optimal[s] = mine >= best - RTOL * abs(best)
 
 
-@njit(parallel=True)
-def forward_layer(keys, probs, moves, symmetric, wide, table4, table5, vertical, frame, n, perms, col_shift,
-                  row_shift, square, opt_small_keys, opt_small_values, opt_big_keys, opt_big_values, small, big,
-                  w_small, w_big, loss, optimal, status):
-    """One layer's step forward: the children of each board's chosen move (``small``, ``big``: ``[count * n]``,
-    ~0 for a cell not empty; their canonical keys when ``symmetric``) with their probabilities (``w_small``,
-    ``w_big``), and against the solution's values the loss ``probs[s] (V*(s) - Q*(s, move))`` and whether the
-    move is optimal.
+@njit
+def forward_layer(first, last, keys, probs, moves, symmetric, wide, table4, table5, vertical, frame, n, perms,
+                  col_shift, row_shift, square, opt_small_keys, opt_small_values, opt_big_keys, opt_big_values, small,
+                  big, w_small, w_big, loss, optimal, status):
+    """One layer's step forward for boards ``first .. last - 1``: the children of each board's chosen move
+    (``small``, ``big``: ``[count * n]``, ~0 for a cell not empty; their canonical keys when ``symmetric``) with
+    their probabilities (``w_small``, ``w_big``), and against the solution's values the loss ``probs[s] (V*(s) -
+    Q*(s, move))`` and whether the move is optimal.
 
     ``moves[s]`` is -1 for a board without a legal move. ``status[s]``: 0, 1 for an illegal move chosen,
     2 for a child the solution does not hold."""
-    for s in numba.prange(keys.shape[0]):
+    for s in range(first, last):
         _forward_one(s, keys, probs, moves, symmetric, wide, table4, table5, vertical, frame, n, perms, col_shift,
                      row_shift, square, opt_small_keys, opt_small_values, opt_big_keys, opt_big_values, small, big,
                      w_small, w_big, loss, optimal, status)
@@ -226,21 +225,17 @@ def _backward_one(s, keys, moves, symmetric, wide, table4, table5, vertical, fra
     return missing
 
 
-@njit(parallel=True)
-def backward_layer(keys, moves, symmetric, wide, table4, table5, vertical, frame, n, perms, col_shift, row_shift,
-                   square, keys_small, values_small, keys_big, values_big, out):
-    """The policy's values of one layer from those of the layers its children lie in: ``out[s, 0]`` the
-    expected score, ``out[s, c]`` the probability of ever holding a tile of code >= c. Returns the number of
-    children not found (0 unless the layers are inconsistent)."""
-    count = keys.shape[0]
-    missing = np.zeros(count, np.int64)
-    for s in numba.prange(count):
-        missing[s] = _backward_one(s, keys, moves, symmetric, wide, table4, table5, vertical, frame, n, perms,
-                                   col_shift, row_shift, square, keys_small, values_small, keys_big, values_big, out)
-    total = 0
-    for s in range(count):
-        total += missing[s]
-    return total
+@njit
+def backward_layer(first, last, keys, moves, symmetric, wide, table4, table5, vertical, frame, n, perms, col_shift,
+                   row_shift, square, keys_small, values_small, keys_big, values_big, out):
+    """The policy's values of boards ``first .. last - 1`` of a layer from those of the layers their children lie
+    in: ``out[s, 0]`` the expected score, ``out[s, c]`` the probability of ever holding a tile of code >= c.
+    Returns the number of children not found (0 unless the layers are inconsistent)."""
+    missing = 0
+    for s in range(first, last):
+        missing += _backward_one(s, keys, moves, symmetric, wide, table4, table5, vertical, frame, n, perms,
+                                 col_shift, row_shift, square, keys_small, values_small, keys_big, values_big, out)
+    return missing
 
 
 @dataclass
@@ -375,7 +370,8 @@ def exact_policy_value(solution: Solution, choose: Policy, symmetric: bool = Fal
         keys, probs = _merge(pending.pop(s))
         lo = np.empty(len(keys), np.uint64)
         hi = np.empty(len(keys), np.uint64)
-        live = legal_boards(keys, *args, lo, hi)
+        live = np.empty(len(keys), np.bool_)
+        split_range(legal_boards, len(keys), keys, *args, lo, hi, live)
         moves = np.full(len(keys), -1, np.int64)
         if live.any():
             asked = np.stack([lo[live], hi[live]], axis=1) if wide else lo[live]
@@ -387,8 +383,9 @@ def exact_policy_value(solution: Solution, choose: Policy, symmetric: bool = Fal
         loss = np.empty(len(keys))
         optimal = np.empty(len(keys), np.bool_)
         status = np.empty(len(keys), np.int8)
-        forward_layer(keys, probs, moves, symmetric, *args, *optimum(s + small_step), *optimum(s + big_step), small,
-                      big, w_small, w_big, loss, optimal, status)
+        ahead = (*optimum(s + small_step), *optimum(s + big_step))
+        split_range(forward_layer, len(keys), keys, probs, moves, symmetric, *args, *ahead, small, big, w_small,
+                    w_big, loss, optimal, status)
         if (status == 1).any():
             j = int(np.argmax(status == 1))
             raise TD2048Error(f"the policy chose the illegal move {MOVE_NAMES[moves[j]]} on {int(keys[j]):#x} "
@@ -459,8 +456,9 @@ def _backward(rules, sums, layers, layer_moves, aims, symmetric) -> list[np.ndar
     for i in range(len(sums) - 1, -1, -1):
         s = sums[i]
         out = np.empty((len(layers[i]), aims))
-        missing = backward_layer(layers[i], layer_moves[i], symmetric, *rules.args, *held(s + small_step),
-                                 *held(s + big_step), out)
+        ahead = (*held(s + small_step), *held(s + big_step))
+        missing = sum(split_range(backward_layer, len(layers[i]), layers[i], layer_moves[i], symmetric, *rules.args,
+                                  *ahead, out))
         if missing:  # pragma: no cover - a broken forward pass
             raise TD2048Error(f"the policy's layer of tile sum {s} has {missing} children that no layer holds")
         values[i] = out
