@@ -31,12 +31,16 @@ METHODS = {
     "TC": ("--tc",),
     "OTD": ("--optimistic", "10000"),
 }
-NETWORKS = ("3x3", "2x6")
-THRESHOLDS = (0.01, 0.001)
+# label -> its options: the board's two presets, and two 7-cell tuples clamped at 1024 (which loses nothing on
+# 3x3: perfect play reaches 1024 in 1% of games and never 2048), 11**7 weights a table
+NETWORKS = {"3x3": ("--network", "3x3"), "2x6": ("--network", "2x6"),
+            "2x7": ("--network", "0123456,0123467", "--clamp", "10")}
+THRESHOLDS = (0.2, 0.01, 0.001)
 
 
 def runs(only: list[str] | None = None, ppo: bool = False) -> list[tuple[str, str, tuple[str, ...]]]:
-    out = [(f"{method} {network}", network, options) for network in NETWORKS for method, options in METHODS.items()]
+    out = [(f"{method} {network}", network, net + options) for network, net in NETWORKS.items()
+           for method, options in METHODS.items()]
     if ppo:
         out.append(("MaskablePPO", "", ()))
     return [r for r in out if not only or r[0] in only]
@@ -64,7 +68,7 @@ def train(args) -> None:
             if target <= done:
                 continue
             if done == 0:
-                r = td2048("train", "--board", args.board, "--network", network, *options, "--episodes", target,
+                r = td2048("train", "--board", args.board, *options, "--episodes", target,
                            "--block", args.block, "--seed", args.seed, "--exact", args.solution, "--exact-every",
                            10**9, "--out", where, "--quiet")
             else:
@@ -96,9 +100,9 @@ def search(args) -> None:
 
 
 def ppo(args) -> None:
-    """MaskablePPO on the environments (a vector of 64 boards, one torch thread), valued exactly (as the boards
-    are, not up to symmetry: its network is not symmetric) after each of ``--minutes`` of training; its log is
-    written as a run's, one line a valuation."""
+    """MaskablePPO on the environments (a vector of 64 boards, ``--threads`` torch threads), valued exactly (as
+    the boards are, not up to symmetry: its network is not symmetric) after each of ``--minutes`` of training;
+    its log is written as a run's, one line a valuation."""
     import time
 
     import torch
@@ -109,7 +113,7 @@ def ppo(args) -> None:
     from td2048.envs.sb3 import TileGameSB3VecEnv
     from td2048.solve import exact_policy_value, load_solution
 
-    torch.set_num_threads(1)
+    torch.set_num_threads(args.threads)
     solution = load_solution(args.solution)
     where = args.out / "MaskablePPO"
     where.mkdir(parents=True, exist_ok=True)
@@ -150,7 +154,7 @@ def curve(where: Path) -> list[dict]:
         block = json.loads(line)
         seconds += block["seconds"]
         if "exact" in block:
-            points.append({"episodes": block["episodes"], "seconds": seconds, **block["exact"]})
+            points.append({**block["exact"], "episodes": block["episodes"], "training_seconds": seconds})
     return points
 
 
@@ -161,7 +165,7 @@ def first_within(points: list[dict], share: float) -> dict | None:
 def report(args) -> None:
     rows = [(label, curve(args.out / slug(label))) for label, _, _ in runs(args.only, ppo=True)
             if (args.out / slug(label) / "log.jsonl").exists()]
-    print("| Method, network | Episodes | Exact score (gap) at the end | Smallest gap | "
+    print("| Method, network | Episodes (training minutes) | Exact score (gap) at the end | Smallest gap | "
           + " | ".join(f"Episodes (minutes) to {100 * t:g}%" for t in THRESHOLDS) + " |")
     print("|---|---:|---:|---:|" + "---:|" * len(THRESHOLDS))
     for label, points in rows:
@@ -171,19 +175,20 @@ def report(args) -> None:
         reached = []
         for t in THRESHOLDS:
             p = first_within(points, t)
-            reached.append("not reached" if p is None else f"{p['episodes']:,} ({p['seconds'] / 60:.1f})")
-        print(f"| {label} | {last['episodes']:,} | {last['expected_score']:,.2f} ({100 * last['loss_share']:.2f}%) "
+            reached.append("not reached" if p is None else f"{p['episodes']:,} ({p['training_seconds'] / 60:.1f})")
+        print(f"| {label} | {last['episodes']:,} ({last['training_seconds'] / 60:.1f}) "
+              f"| {last['expected_score']:,.2f} ({100 * last['loss_share']:.2f}%) "
               f"| {100 * best['loss_share']:.2f}% at {best['episodes']:,} | " + " | ".join(reached) + " |")
     depths = sorted({int(p.stem[5:]) for label, _, _ in runs(args.only)
                      for p in (args.out / slug(label)).glob("depth*.json")})
     if depths:
         print()
-        print("| Method, network | Depth 1 | " + " | ".join(f"Depth {d}" for d in depths) + " |")
-        print("|---|---:|" + "---:|" * len(depths))
-        for label, points in rows:
-            if not points:
+        print("| Method, network (at the end) | " + " | ".join(f"Depth {d}" for d in depths) + " |")
+        print("|---|" + "---:|" * len(depths))
+        for label, _ in rows:
+            if not any((args.out / slug(label) / f"depth{d}.json").exists() for d in depths):
                 continue
-            cells = [f"{points[-1]['expected_score']:,.2f} ({100 * points[-1]['loss_share']:.2f}%)"]
+            cells = []
             for d in depths:
                 f = args.out / slug(label) / f"depth{d}.json"
                 if f.exists():
@@ -193,6 +198,19 @@ def report(args) -> None:
                 else:
                     cells.append("")
             print(f"| {label} | " + " | ".join(cells) + " |")
+        print()
+        print("Loss a game by stage (tile sum), as a share of the optimal expected score:")
+        print()
+        for d in depths:
+            for label, _, _ in runs(args.only):
+                f = args.out / slug(label) / f"depth{d}.json"
+                if not f.exists():
+                    continue
+                data = json.loads(f.read_text())
+                optimum = data["optimal_expected_score"]
+                cells = " ".join(f"{st['from']}-{st['to'] - 1}: {100 * st['loss'] / optimum:.2f}%"
+                                 for st in data["loss_by_stage"])
+                print(f"- {label}, depth {d}: {cells}")
     if args.plot:
         plot(rows, args.plot)
 
@@ -203,14 +221,18 @@ def plot(rows, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(8, 4.5), dpi=110)
+    fig, ax = plt.subplots(figsize=(8, 4.8), dpi=110)
+    colors = {method: f"C{i}" for i, method in enumerate(METHODS)}
+    styles = {network: style for network, style in zip(NETWORKS, (":", "-", "--"), strict=False)}
     for label, points in rows:
-        if points:
-            ax.plot([p["episodes"] for p in points], [100 * p["loss_share"] for p in points], label=label,
-                    linestyle="-" if "3x3" in label else "--")
+        if not points:
+            continue
+        method, _, network = label.rpartition(" ")
+        ax.plot([p["episodes"] for p in points], [100 * p["loss_share"] for p in points], label=label,
+                color=colors.get(method, "black"), linestyle=styles.get(network, "-"), marker="o", markersize=3)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    for t in THRESHOLDS:
+    for t in THRESHOLDS[1:]:
         ax.axhline(100 * t, color="grey", linewidth=0.6, linestyle=":")
     ax.set_xlabel("episodes")
     ax.set_ylabel("exact gap to perfect play, % of the optimal expected score")
@@ -243,6 +265,7 @@ def main() -> None:
     sub.choices["report"].add_argument("--plot", type=Path)
     sub.choices["ppo"].add_argument("--minutes", default="2.5,5,10", help="training minutes at which to value it")
     sub.choices["ppo"].add_argument("--seed", type=int, default=1)
+    sub.choices["ppo"].add_argument("--threads", type=int, default=1, help="torch's threads")
     args = p.parse_args()
     {"train": train, "search": search, "report": report, "ppo": ppo}[args.command](args)
 
