@@ -1,20 +1,117 @@
 """Real runs of the command line, as a user types them (``python -m td2048.cli ARGS``), and the check that
-bad input got its one-line error."""
+bad input got its one-line error.
 
+:func:`td2048` runs each command in a process of its own, forked from a server that has already imported td2048
+(:mod:`forkserver`: the same process, output and exit code, without half a second of imports per run); a run
+whose environment would change those imports, and every run when ``TD2048_TEST_FORKSERVER=0``, starts a fresh
+``python -m td2048.cli``.
+"""
+
+import atexit
 import fcntl
 import os
 import select
+import selectors
+import signal
+import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import termios
 import time
+from pathlib import Path
+
+import forkserver
 
 
 def td2048(*args, env=None, cwd=None, timeout=600):
     """Run ``td2048 ARGS`` to its end (stdin closed; ``env``: the whole environment, default this one's)."""
-    return subprocess.run([sys.executable, "-m", "td2048.cli", *map(str, args)], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, env=env, cwd=cwd, timeout=timeout)
+    args = [str(a) for a in args]
+    env = dict(os.environ if env is None else env)
+    server = _server()
+    if server is None or forkserver.import_time_environment(env) != server.environment:
+        return subprocess.run([sys.executable, "-m", "td2048.cli", *args], capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL, env=env, cwd=cwd, timeout=timeout)
+    return server.run(args, env, cwd, timeout)
+
+
+class _ForkServer:
+    """This process's :mod:`forkserver`, started on the first run and ended with this process."""
+
+    def __init__(self):
+        self.folder = tempfile.mkdtemp(prefix="td2048-forkserver-")
+        self.path = str(Path(self.folder) / "socket")
+        self.environment = forkserver.import_time_environment(os.environ)
+        self.process = subprocess.Popen([sys.executable, forkserver.__file__, self.path], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        if self.process.stdout.readline().strip() != "ready":
+            raise RuntimeError("the fork server did not start")
+        atexit.register(self.close)
+
+    def close(self):
+        self.process.stdin.close()  # its end of stdin ends it
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        for name in ("socket",):
+            Path(self.folder, name).unlink(missing_ok=True)
+        os.rmdir(self.folder)
+
+    def run(self, args, env, cwd, timeout):
+        command = [sys.executable, "-m", "td2048.cli", *args]
+        out_read, out_write = os.pipe()
+        err_read, err_write = os.pipe()
+        stdin = os.open(os.devnull, os.O_RDONLY)
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+            connection.connect(self.path)
+            forkserver.send_message(connection, {"args": args, "env": env, "cwd": str(cwd) if cwd else None},
+                                    fds=(stdin, out_write, err_write))
+            for fd in (stdin, out_write, err_write):
+                os.close(fd)
+            pid = forkserver.receive_message(connection)[0]["pid"]
+            deadline = time.monotonic() + timeout
+            output = {out_read: bytearray(), err_read: bytearray()}
+            with selectors.DefaultSelector() as selector:
+                for fd in output:
+                    selector.register(fd, selectors.EVENT_READ)
+                try:
+                    while selector.get_map():
+                        left = deadline - time.monotonic()
+                        if left <= 0:
+                            os.kill(pid, signal.SIGKILL)
+                            raise subprocess.TimeoutExpired(command, timeout, bytes(output[out_read]),
+                                                            bytes(output[err_read]))
+                        for key, _ in selector.select(left):
+                            chunk = os.read(key.fd, 1 << 16)
+                            if chunk:
+                                output[key.fd] += chunk
+                            else:
+                                selector.unregister(key.fd)
+                finally:
+                    os.close(out_read)
+                    os.close(err_read)
+            connection.settimeout(max(1.0, deadline - time.monotonic()))
+            returncode = forkserver.receive_message(connection)[0]["returncode"]
+        return subprocess.CompletedProcess(command, returncode, _text(output[out_read]), _text(output[err_read]))
+
+
+def _text(data: bytes) -> str:
+    """As ``subprocess.run(..., text=True)`` decodes."""
+    return data.decode().replace("\r\n", "\n").replace("\r", "\n")
+
+
+_servers = {}
+
+
+def _server():
+    """This process's fork server (None when TD2048_TEST_FORKSERVER=0)."""
+    if os.environ.get("TD2048_TEST_FORKSERVER", "1") == "0":
+        return None
+    if os.getpid() not in _servers:  # a process forked from this one starts its own
+        _servers[os.getpid()] = _ForkServer()
+    return _servers[os.getpid()]
 
 
 def assert_one_line_error(result, *fragments):
