@@ -11,7 +11,6 @@ import atexit
 import fcntl
 import os
 import select
-import selectors
 import signal
 import socket
 import struct
@@ -19,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import termios
+import threading
 import time
 from pathlib import Path
 
@@ -26,14 +26,125 @@ import forkserver
 
 
 def td2048(*args, env=None, cwd=None, timeout=600):
-    """Run ``td2048 ARGS`` to its end (stdin closed; ``env``: the whole environment, default this one's)."""
+    """Run ``td2048 ARGS`` to its end (stdin closed; ``env``: the whole environment, default this one's), as
+    ``subprocess.run(..., capture_output=True, text=True)`` runs it."""
+    with start_td2048(*args, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def start_td2048(*args, env=None, cwd=None, stdin=subprocess.DEVNULL, stdout=None, stderr=None, text=False,
+                 start_new_session=False):
+    """``td2048 ARGS`` started as ``subprocess.Popen`` starts it (the same arguments): forked from this process's
+    fork server (a :class:`ForkedProcess`, with Popen's methods), else a ``python -m td2048.cli`` Popen."""
     args = [str(a) for a in args]
     env = dict(os.environ if env is None else env)
     server = _server()
     if server is None or forkserver.import_time_environment(env) != server.environment:
-        return subprocess.run([sys.executable, "-m", "td2048.cli", *args], capture_output=True, text=True,
-                              stdin=subprocess.DEVNULL, env=env, cwd=cwd, timeout=timeout)
-    return server.run(args, env, cwd, timeout)
+        return subprocess.Popen([sys.executable, "-m", "td2048.cli", *args], stdin=stdin, stdout=stdout,
+                                stderr=stderr, text=text, env=env, cwd=cwd, start_new_session=start_new_session)
+    return ForkedProcess(server, args, env, cwd, stdin, stdout, stderr, text, start_new_session)
+
+
+class ForkedProcess:
+    """A run of ``td2048 ARGS`` forked from the fork server, with the part of ``subprocess.Popen`` the tests use:
+    ``pid``, ``args``, ``returncode``, ``stdout``/``stderr`` (files on pipes, for PIPE), :meth:`poll`,
+    :meth:`wait`, :meth:`communicate`, :meth:`send_signal`, :meth:`terminate`, :meth:`kill`, ``with``."""
+
+    def __init__(self, server, args, env, cwd, stdin, stdout, stderr, text, start_new_session):
+        self.args = [sys.executable, "-m", "td2048.cli", *args]
+        self.returncode = None
+        self.stdin = None
+        opened, ours = [], {}
+
+        def child_end(spec, fd, name):
+            if spec is subprocess.PIPE:
+                read, write = os.pipe()
+                ours[name] = os.fdopen(read, "r" if text else "rb")
+                opened.append(write)
+                return write
+            if spec is subprocess.DEVNULL:
+                opened.append(os.open(os.devnull, os.O_RDWR))
+                return opened[-1]
+            if spec is None:
+                return fd
+            return spec if isinstance(spec, int) else spec.fileno()
+
+        if stdin is subprocess.PIPE:
+            raise NotImplementedError("stdin=PIPE")
+        fds = [child_end(stdin, 0, "stdin"), child_end(stdout, 1, "stdout")]
+        fds.append(fds[1] if stderr is subprocess.STDOUT else child_end(stderr, 2, "stderr"))
+        self.stdout, self.stderr = ours.get("stdout"), ours.get("stderr")
+        self._connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self._connection.connect(server.path)
+            forkserver.send_message(self._connection, {"args": args, "env": env, "cwd": str(cwd) if cwd else None,
+                                                       "new_session": start_new_session}, fds=fds)
+            self.pid = forkserver.receive_message(self._connection)[0]["pid"]
+        finally:
+            for fd in opened:
+                os.close(fd)
+
+    def poll(self):
+        if self.returncode is None and select.select([self._connection], [], [], 0)[0]:
+            self._take_returncode()
+        return self.returncode
+
+    def wait(self, timeout=None):
+        if self.returncode is None:
+            if not select.select([self._connection], [], [], timeout)[0]:
+                raise subprocess.TimeoutExpired(self.args, timeout)
+            self._take_returncode()
+        return self.returncode
+
+    def _take_returncode(self):
+        message, _ = forkserver.receive_message(self._connection)
+        self.returncode = message["returncode"]
+        self._connection.close()
+
+    def communicate(self, input=None, timeout=None):
+        """Read stdout and stderr to their ends, then wait: (out, err), None for those not on a pipe."""
+        if input is not None:
+            raise NotImplementedError("input")
+        results = {}
+        readers = [threading.Thread(target=lambda n, f: results.__setitem__(n, f.read()), args=(name, f), daemon=True)
+                   for name, f in (("stdout", self.stdout), ("stderr", self.stderr)) if f is not None and not f.closed]
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for reader in readers:
+            reader.start()
+        for reader in readers:
+            reader.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+            if reader.is_alive():
+                raise subprocess.TimeoutExpired(self.args, timeout)
+        self.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        for f in (self.stdout, self.stderr):
+            if f is not None:
+                f.close()
+        return results.get("stdout"), results.get("stderr")
+
+    def send_signal(self, sig):
+        if self.poll() is None:
+            os.kill(self.pid, sig)
+
+    def terminate(self):
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self):
+        self.send_signal(signal.SIGKILL)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        for f in (self.stdout, self.stderr):
+            if f is not None:
+                f.close()
+        self.wait()
 
 
 class _ForkServer:
@@ -55,51 +166,8 @@ class _ForkServer:
             self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.process.kill()
-        for name in ("socket",):
-            Path(self.folder, name).unlink(missing_ok=True)
+        Path(self.path).unlink(missing_ok=True)
         os.rmdir(self.folder)
-
-    def run(self, args, env, cwd, timeout):
-        command = [sys.executable, "-m", "td2048.cli", *args]
-        out_read, out_write = os.pipe()
-        err_read, err_write = os.pipe()
-        stdin = os.open(os.devnull, os.O_RDONLY)
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
-            connection.connect(self.path)
-            forkserver.send_message(connection, {"args": args, "env": env, "cwd": str(cwd) if cwd else None},
-                                    fds=(stdin, out_write, err_write))
-            for fd in (stdin, out_write, err_write):
-                os.close(fd)
-            pid = forkserver.receive_message(connection)[0]["pid"]
-            deadline = time.monotonic() + timeout
-            output = {out_read: bytearray(), err_read: bytearray()}
-            with selectors.DefaultSelector() as selector:
-                for fd in output:
-                    selector.register(fd, selectors.EVENT_READ)
-                try:
-                    while selector.get_map():
-                        left = deadline - time.monotonic()
-                        if left <= 0:
-                            os.kill(pid, signal.SIGKILL)
-                            raise subprocess.TimeoutExpired(command, timeout, bytes(output[out_read]),
-                                                            bytes(output[err_read]))
-                        for key, _ in selector.select(left):
-                            chunk = os.read(key.fd, 1 << 16)
-                            if chunk:
-                                output[key.fd] += chunk
-                            else:
-                                selector.unregister(key.fd)
-                finally:
-                    os.close(out_read)
-                    os.close(err_read)
-            connection.settimeout(max(1.0, deadline - time.monotonic()))
-            returncode = forkserver.receive_message(connection)[0]["returncode"]
-        return subprocess.CompletedProcess(command, returncode, _text(output[out_read]), _text(output[err_read]))
-
-
-def _text(data: bytes) -> str:
-    """As ``subprocess.run(..., text=True)`` decodes."""
-    return data.decode().replace("\r\n", "\n").replace("\r", "\n")
 
 
 _servers = {}
@@ -128,8 +196,8 @@ def td2048_on_a_terminal(*args, env=None, timeout=600):
     stdout on a pipe (as a script reads it): (exit code, stdout, all that the terminal got)."""
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
-    proc = subprocess.Popen([sys.executable, "-m", "td2048.cli", *map(str, args)], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=slave, env={**(env or os.environ), "TERM": "xterm-256color"})
+    proc = start_td2048(*args, stdout=subprocess.PIPE, stderr=slave,
+                        env={**(env or os.environ), "TERM": "xterm-256color"})
     os.close(slave)
     seen = bytearray()
     deadline = time.monotonic() + timeout

@@ -113,6 +113,8 @@ def _child(request: dict, fds: list[int]) -> None:
                     os.close(int(name))
                 except OSError:
                     pass
+        if request.get("new_session"):
+            os.setsid()
         signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         os.environ.clear()

@@ -6,10 +6,11 @@ import os
 import queue
 import signal
 import subprocess
-import sys
 import threading
 import urllib.error
 import urllib.request
+
+from commands import start_td2048
 
 START_TIMEOUT = 300  # a cold kernel cache compiles the network's kernels first (tens of seconds on a loaded machine)
 
@@ -18,9 +19,8 @@ class Server:
     """``td2048 serve ARGS --port 0`` started, its URL read from its first line; stopped by :meth:`stop`."""
 
     def __init__(self, *args, env=None):
-        self.process = subprocess.Popen([sys.executable, "-m", "td2048.cli", "serve", *map(str, args), "--port", "0"],
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                                        text=True, env=env or {**os.environ, "PYTHONUNBUFFERED": "1"})
+        self.process = start_td2048("serve", *args, "--port", "0", stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    text=True, env=env or {**os.environ, "PYTHONUNBUFFERED": "1"})
         lines = queue.Queue()
         threading.Thread(target=lambda: lines.put(self.process.stdout.readline()), daemon=True).start()
         try:

@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 import pytest
-from commands import assert_one_line_error, td2048
+from commands import assert_one_line_error, start_td2048, td2048
 
 from td2048.io.model import load_model
 
@@ -174,9 +174,8 @@ def test_lambda_and_alpha_schedule(tmp_path, cli_env):
 def test_train_piped_into_head_still_saves_the_run(tmp_path, cli_env):
     """`td2048 train ... | head -2`: the reader leaves early; training goes on to its end and saves."""
     out = tmp_path / "run"
-    proc = subprocess.Popen([sys.executable, "-m", "td2048.cli", "train", "--network", "2x4", "--episodes", "3000",
-                             "--block", "500", "--seed", "1", "--out", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cli_env)
+    proc = start_td2048("train", "--network", "2x4", "--episodes", "3000", "--block", "500", "--seed", "1",
+                        "--out", out, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cli_env)
     proc.stdout.readline()  # the header line, then the reader goes away
     proc.stdout.close()
     _, err = proc.communicate(timeout=600)

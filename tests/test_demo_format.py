@@ -1,10 +1,9 @@
 """The course demo's binary weight file: export, import, and a file built byte by byte from its documented layout."""
 
 import struct
-import subprocess
-import sys
 
 import numpy as np
+from commands import td2048
 
 from td2048.io.demo import read_demo_weights, write_demo_weights
 from td2048.io.model import load_model, save_model
@@ -36,8 +35,7 @@ def test_file_built_from_the_documented_bytes_evaluates_like_the_native_model(tm
     (tmp_path / "demo.bin").write_bytes(raw)
     save_model(tmp_path / "native.td2048", net)
 
-    r = subprocess.run([sys.executable, "-m", "td2048.cli", "convert", str(tmp_path / "demo.bin"),
-                        str(tmp_path / "imported.td2048")], capture_output=True, text=True)
+    r = td2048("convert", str(tmp_path / "demo.bin"), str(tmp_path / "imported.td2048"))
     assert r.returncode == 0, r.stderr
     imported, _ = load_model(tmp_path / "imported.td2048")
     native, _ = load_model(tmp_path / "native.td2048")
@@ -45,8 +43,7 @@ def test_file_built_from_the_documented_bytes_evaluates_like_the_native_model(tm
     b = evaluate(native, 200, seed=9)
     assert a.to_json() | {"seconds": 0, "moves_per_s": 0} == b.to_json() | {"seconds": 0, "moves_per_s": 0}
 
-    r = subprocess.run([sys.executable, "-m", "td2048.cli", "convert", str(tmp_path / "native.td2048"),
-                        str(tmp_path / "exported.bin")], capture_output=True, text=True)
+    r = td2048("convert", str(tmp_path / "native.td2048"), str(tmp_path / "exported.bin"))
     assert r.returncode == 0 and (tmp_path / "exported.bin").read_bytes() == raw
 
 
@@ -57,9 +54,7 @@ def test_bad_demo_files(tmp_path):
         ("name.bin", struct.pack("<Q", 1) + struct.pack("<i", 5) + b"hello" + struct.pack("<Q", 16), "not of the form"),
     ]:
         (tmp_path / name).write_bytes(data)
-        r = subprocess.run([sys.executable, "-m", "td2048.cli", "convert", str(tmp_path / name),
-                            str(tmp_path / "out.td2048")], capture_output=True, text=True)
+        r = td2048("convert", str(tmp_path / name), str(tmp_path / "out.td2048"))
         assert r.returncode == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1
-    r = subprocess.run([sys.executable, "-m", "td2048.cli", "convert", "a.txt", "b.txt"],
-                       capture_output=True, text=True)
+    r = td2048("convert", "a.txt", "b.txt")
     assert r.returncode == 2 and "direction" in r.stderr

@@ -2,11 +2,10 @@
 
 import json
 import struct
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from commands import td2048
 
 from td2048.errors import TD2048Error
 from td2048.io.model import load_model, read_model, save_model
@@ -105,8 +104,7 @@ def test_bad_files_are_refused(model, tmp_path, kind):
     with pytest.raises(TD2048Error, match=CASES[kind]) as err:
         load_model(bad)
     assert str(bad) in str(err.value) and "\n" not in str(err.value)
-    r = subprocess.run([sys.executable, "-m", "td2048.cli", "eval", str(bad), "--games", "1"],
-                       capture_output=True, text=True)
+    r = td2048("eval", str(bad), "--games", "1")
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
     assert CASES[kind] in r.stderr
 
@@ -124,12 +122,10 @@ def test_another_game_or_network_is_refused(model, tmp_path):
     assert load_model(tmp_path / "fib.td2048")[0].game == "2584"  # a model plays the game it was made for
     with pytest.raises(TD2048Error, match="game 2584, not 2048"):
         load_model(tmp_path / "fib.td2048", game="2048")
-    r = subprocess.run([sys.executable, "-m", "td2048.cli", "train", "--game", "2048", "--init",
-                        str(tmp_path / "fib.td2048"), "--episodes", "10", "--out", str(tmp_path / "r2")],
-                       capture_output=True, text=True)
+    r = td2048("train", "--game", "2048", "--init",
+               str(tmp_path / "fib.td2048"), "--episodes", "10", "--out", str(tmp_path / "r2"))
     assert r.returncode == 2 and "game 2584, not 2048" in r.stderr and len(r.stderr.strip().splitlines()) == 1
-    r = subprocess.run([sys.executable, "-m", "td2048.cli", "train", "--init", str(path), "--network", "4x6",
-                        "--episodes", "10", "--out", str(tmp_path / "run")], capture_output=True, text=True)
+    r = td2048("train", "--init", str(path), "--network", "4x6", "--episodes", "10", "--out", str(tmp_path / "run"))
     assert r.returncode == 2 and "holds network 2x4" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 

@@ -4,24 +4,23 @@ import json
 import subprocess
 import sys
 
+from commands import td2048
+
 from td2048.learn import TrainSettings, train
 from td2048.play import evaluate
 
 
 def test_plot_several_runs(tmp_path):
     for name, seed in (("a", 1), ("b", 2)):
-        r = subprocess.run([sys.executable, "-m", "td2048.cli", "train", "--network", "2x4", "--episodes", "1500",
-                            "--block", "100", "--seed", str(seed), "--out", str(tmp_path / name), "--quiet"],
-                           capture_output=True, text=True)
+        r = td2048("train", "--network", "2x4", "--episodes", "1500",
+                   "--block", "100", "--seed", str(seed), "--out", str(tmp_path / name), "--quiet")
         assert r.returncode == 0, r.stderr
     out = tmp_path / "cmp.png"
-    r = subprocess.run([sys.executable, "-m", "td2048.cli", "plot", str(tmp_path / "a"), str(tmp_path / "b"),
-                        "-o", str(out)], capture_output=True, text=True)
+    r = td2048("plot", str(tmp_path / "a"), str(tmp_path / "b"), "-o", str(out))
     assert r.returncode == 0, r.stderr
     data = out.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
-    r = subprocess.run([sys.executable, "-m", "td2048.cli", "plot", str(tmp_path / "missing")],
-                       capture_output=True, text=True)
+    r = td2048("plot", str(tmp_path / "missing"))
     assert r.returncode == 2 and "not a training run directory" in r.stderr
 
 
@@ -54,13 +53,11 @@ def test_eval_threads_and_json(tmp_path):
     from td2048.io.model import save_model
 
     save_model(tmp_path / "m.td2048", net)
-    r = subprocess.run([sys.executable, "-m", "td2048.cli", "eval", str(tmp_path / "m.td2048"), "--games", "300",
-                        "--threads", "2", "--json"], capture_output=True, text=True)
+    r = td2048("eval", str(tmp_path / "m.td2048"), "--games", "300", "--threads", "2", "--json")
     assert r.returncode == 0, r.stderr
     result = json.loads(r.stdout)
     assert {"games", "avg", "max", "reach", "moves_per_s"} <= set(result) and result["games"] == 300
-    r = subprocess.run([sys.executable, "-m", "td2048.cli", "eval", str(tmp_path / "m.td2048"), "--games", "300"],
-                       capture_output=True, text=True)
+    r = td2048("eval", str(tmp_path / "m.td2048"), "--games", "300")
     assert r.returncode == 0 and "\n300\tavg = " in r.stdout
 
 

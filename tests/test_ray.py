@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 import pytest
-from commands import td2048
+from commands import start_td2048, td2048
 from test_state_values import random_weights
 from test_sweep import TINY, write
 
@@ -272,9 +272,8 @@ def test_a_sweep_stopped_with_ctrl_c_continues_on_two_nodes_and_is_done(tmp_path
     sweep, each trial from its last snapshot (a block logged after it is played again, the same bit for bit);
     run once more, it trains nothing."""
     sweep, out = write(tmp_path, TINY), tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-m", "td2048.cli", "sweep", str(sweep), "--out", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env,
-                            start_new_session=True)
+    proc = start_td2048("sweep", sweep, "--out", out, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                        env=cli_env, start_new_session=True)
     deadline = time.monotonic() + 300  # progress, not speed: only a hung sweep takes this long
 
     def logged():

@@ -5,13 +5,12 @@ two nodes): a run, a worker killed from outside in the middle, the driver killed
 import json
 import signal
 import subprocess
-import sys
 import time
 
 import naive
 import numpy as np
 import pytest
-from commands import assert_one_line_error, td2048
+from commands import assert_one_line_error, start_td2048, td2048
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -113,9 +112,9 @@ def test_tracked_tc_kernels_flag_every_weight_they_change(network, stages, threa
     flags, a multistage network's promotion, 5-bit cells included), and each flag is cleared."""
     net = Network(parse_network(network, stages=parse_stages(stages, game) if stages else ()), game=game)
     learner = Learner(net, seed=1, threads=threads)
-    learner.run(300, mode="forward", alpha=1.0, tc=True)
-    flags = learner.track_changes()
+    flags = learner.track_changes()  # first, as a worker does (the flagged kernels from the first block)
     assert learner.unflagged  # made now: what came before is not flagged
+    learner.run(300, mode="forward", alpha=1.0, tc=True)
     flags[:] = 0
     learner.unflagged = False
     base, acc_base = net.weights.copy(), net.accumulators.copy()
@@ -257,8 +256,7 @@ def logged(run) -> list[dict]:
 
 
 def start_train(cli_env, *args):
-    return subprocess.Popen([sys.executable, "-m", "td2048.cli", "train", *map(str, args)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=cli_env, stdin=subprocess.DEVNULL)
+    return start_td2048("train", *args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env)
 
 
 def wait_for(condition, proc, what):

@@ -4,25 +4,24 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import numpy as np
+from commands import start_td2048, td2048
 
 from td2048.io.model import load_model
 
-TRAIN = [sys.executable, "-m", "td2048.cli", "train", "--network", "2x4", "--block", "100", "--seed", "3",
+TRAIN = ["train", "--network", "2x4", "--block", "100", "--seed", "3",
          "--snapshot-every", "1000"]
 
 
 def run_train(*args, env=None):
-    return subprocess.run([*TRAIN, *map(str, args)], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, **(env or {})})
+    return td2048(*TRAIN, *args, timeout=300, env={**os.environ, **(env or {})})
 
 
 def start_train(*args, env=None):
-    return subprocess.Popen([*TRAIN, *map(str, args)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True, env={**os.environ, **(env or {})})
+    return start_td2048(*TRAIN, *args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                        env={**os.environ, **(env or {})})
 
 
 def wait_for(condition, timeout=120.0):
@@ -85,8 +84,8 @@ def test_sigkill_while_writing_a_snapshot_then_resume(tmp_path):
 
 def test_sigterm_saves_and_says_how_to_resume(tmp_path):
     run = tmp_path / "run"
-    proc = subprocess.Popen([*TRAIN, "--episodes", "1000000", "--out", str(run)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = start_td2048(*TRAIN, "--episodes", "1000000", "--out", run, stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE, text=True)
     wait_for(lambda: (run / "log.jsonl").exists() and len(logged_episodes(run)) >= 3)
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=120)

@@ -9,7 +9,6 @@ import re
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 import urllib.error
@@ -17,7 +16,7 @@ import urllib.request
 
 import pytest
 import requests
-from commands import assert_one_line_error, td2048
+from commands import assert_one_line_error, start_td2048, td2048
 from naive import move as naive_move
 from serving import Server, assert_refused
 
@@ -218,9 +217,8 @@ def test_a_cold_start_says_it_is_preparing_before_its_url(tmp_path, cli_env, ser
     the wait and its URL; with them compiled (the module's server has compiled them) it says nothing of it."""
     for env in ({**cli_env, "TD2048_CACHE_DIR": str(tmp_path / "kernels")}, cli_env):
         cold = env is not cli_env
-        process = subprocess.Popen([sys.executable, "-m", "td2048.cli", "serve", "--threads", "1", "--port", "0"],
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                   text=True, env=env)
+        process = start_td2048("serve", "--threads", "1", "--port", "0", stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, env=env)
         lines = queue.Queue()
         threading.Thread(target=lambda out, into: [into.put(line) for line in out], args=(process.stdout, lines),
                          daemon=True).start()

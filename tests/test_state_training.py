@@ -2,17 +2,14 @@
 kernels on two cores at once; on 5-bit cells, the hand-off included: test_wide_training.py)."""
 
 import json
-import subprocess
-import sys
 
 import pytest
+from commands import td2048
 from test_state_values import random_weights
 
 from td2048.io.model import load_model, save_model
 from td2048.learn import TrainSettings, train
 from td2048.network import Network, parse_network
-
-CLI = [sys.executable, "-m", "td2048.cli"]
 
 
 def test_state_values_learn():
@@ -34,23 +31,22 @@ def test_model_keeps_the_method_and_refuses_another(tmp_path):
 
 def test_cli_trains_evaluates_and_guards_state_models(tmp_path):
     run = tmp_path / "run"
-    done = subprocess.run(CLI + ["train", "--network", "2x4", "--method", "state", "--episodes", "300",
-                                 "--block", "100", "--seed", "3", "--out", str(run)], capture_output=True, text=True)
+    done = td2048("train", "--network", "2x4", "--method", "state", "--episodes", "300",
+                  "--block", "100", "--seed", "3", "--out", str(run))
     assert done.returncode == 0, done.stderr
     assert "state values" in done.stdout
     model = run / "model.td2048"
-    evaluated = subprocess.run(CLI + ["eval", str(model), "--games", "20", "--json"], capture_output=True, text=True)
+    evaluated = td2048("eval", str(model), "--games", "20", "--json")
     assert evaluated.returncode == 0, evaluated.stderr
     assert json.loads(evaluated.stdout)["method"] == "state"
     # --init takes the model's method; asking for the other one is refused in one line
-    init = subprocess.run(CLI + ["train", "--init", str(model), "--episodes", "100", "--out", str(tmp_path / "r2")],
-                          capture_output=True, text=True)
+    init = td2048("train", "--init", str(model), "--episodes", "100", "--out", str(tmp_path / "r2"))
     assert init.returncode == 0 and "state values" in init.stdout, init.stderr
     for args in (["train", "--init", str(model), "--method", "afterstate", "--out", str(tmp_path / "r3")],
                  ["train", "--resume", str(run), "--method", "afterstate"],
                  ["convert", str(model), str(tmp_path / "demo.bin")]):
-        refused = subprocess.run(CLI + args, capture_output=True, text=True)
+        refused = td2048(*args)
         assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, (args, refused.stderr)
         assert "Traceback" not in refused.stderr
-    bad = subprocess.run(CLI + ["train", "--method", "states"], capture_output=True, text=True)
+    bad = td2048("train", "--method", "states")
     assert bad.returncode == 2 and "Traceback" not in bad.stderr

@@ -1,6 +1,5 @@
 """State values (--method state): the expectation over new tiles, the updates, models and the CLI."""
 
-import sys
 
 import numpy as np
 import pytest
@@ -16,8 +15,6 @@ from td2048.kernels.params import learning_params
 from td2048.learn import Learner
 from td2048.network import Network, parse_network
 from td2048.rng import uniform
-
-CLI = [sys.executable, "-m", "td2048.cli"]
 
 
 def naive_expectation(net: Network, codes: list[int]) -> float:

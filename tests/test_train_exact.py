@@ -4,11 +4,10 @@ board, in real subprocesses; the refusals; resume; Ctrl-C; threads and Ray; and 
 import json
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
-from commands import assert_one_line_error, td2048
+from commands import assert_one_line_error, start_td2048, td2048
 
 from td2048.io.model import load_model
 from td2048.play import Agent
@@ -174,8 +173,7 @@ def test_ctrl_c_values_the_last_block(solution_file, solution, tmp_path):
     run = tmp_path / "run"
     args = ["train", *RUN, "--episodes", 10**9, "--exact", solution_file, "--exact-every", 10**6, "--out", run,
             "--quiet"]
-    proc = subprocess.Popen([sys.executable, "-m", "td2048.cli", *map(str, args)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = start_td2048(*args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 300
         while not ((run / "log.jsonl").exists() and len((run / "log.jsonl").read_text().splitlines()) >= 3):

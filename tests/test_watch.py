@@ -11,14 +11,12 @@ import re
 import select
 import signal
 import struct
-import subprocess
-import sys
 import termios
 import time
 
 import numpy as np
 import pytest
-from commands import assert_one_line_error, td2048
+from commands import assert_one_line_error, start_td2048, td2048
 from rich.console import Console
 
 from td2048.cli.terminal import KEYS, VALUES_HEADING, view
@@ -77,8 +75,8 @@ def _watch_in_pty(model, cli_env, *args):
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
     before = termios.tcgetattr(slave)
-    proc = subprocess.Popen([sys.executable, "-m", "td2048.cli", "watch", str(model), *map(str, args)],
-                            stdin=slave, stdout=slave, stderr=slave, env={**cli_env, "TERM": "xterm-256color"})
+    proc = start_td2048("watch", model, *args, stdin=slave, stdout=slave, stderr=slave,
+                        env={**cli_env, "TERM": "xterm-256color"})
     try:
         seen = bytearray()
         _read_until(master, b"playing", seen)

@@ -2,11 +2,10 @@
 so that the two files compile their kernels on two cores at once)."""
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from commands import td2048
 from naive import FIB
 
 from td2048.io.model import load_model, save_model
@@ -34,32 +33,26 @@ def test_2584_learns_and_round_trips(tmp_path):
 
 def test_cli_2584(tmp_path):
     run = tmp_path / "run"
-    r = subprocess.run([sys.executable, "-m", "td2048.cli", "train", "--game", "2584", "--network", FIB_NETWORK,
-                        "--clamp", str(FIB_CLAMP), "--episodes", "400", "--block", "200", "--seed", "2",
-                        "--out", str(run)],
-                       capture_output=True, text=True)
+    r = td2048("train", "--game", "2584", "--network", FIB_NETWORK,
+               "--clamp", str(FIB_CLAMP), "--episodes", "400", "--block", "200", "--seed", "2",
+               "--out", str(run))
     assert r.returncode == 0, r.stderr
     assert "(2584)" in r.stdout and "\t233\t" in r.stdout  # Fibonacci tiles in the table
-    r = subprocess.run([sys.executable, "-m", "td2048.cli", "eval", str(run / "model.td2048"), "--games", "100",
-                        "--json"], capture_output=True, text=True)
+    r = td2048("eval", str(run / "model.td2048"), "--games", "100", "--json")
     assert r.returncode == 0, r.stderr
     reach = json.loads(r.stdout)["reach"]
     assert reach and set(map(int, reach)) <= set(FIB)
-    r = subprocess.run([sys.executable, "-m", "td2048.cli", "convert", str(run / "model.td2048"),
-                        str(tmp_path / "x.bin")], capture_output=True, text=True)
+    r = td2048("convert", str(run / "model.td2048"), str(tmp_path / "x.bin"))
     assert r.returncode == 2 and "2048 networks" in r.stderr
-    r = subprocess.run([sys.executable, "-m", "td2048.cli", "train", "--game", "2584", "--network", "8x6",
-                        "--episodes", "5", "--out", str(tmp_path / "big")], capture_output=True, text=True)
+    r = td2048("train", "--game", "2584", "--network", "8x6", "--episodes", "5", "--out", str(tmp_path / "big"))
     assert r.returncode == 2 and "over the memory limit" in r.stderr  # 8 x 22^6 float32
 
 
 def test_eval_checks_the_game(tmp_path):
     save_model(tmp_path / "fib.td2048", Network(parse_network(FIB_NETWORK, clamp=FIB_CLAMP), game="2584"))
-    r = subprocess.run([sys.executable, "-m", "td2048.cli", "eval", str(tmp_path / "fib.td2048"), "--game", "2048",
-                        "--games", "5"], capture_output=True, text=True)
+    r = td2048("eval", str(tmp_path / "fib.td2048"), "--game", "2048", "--games", "5")
     assert r.returncode == 2 and "game 2584, not 2048" in r.stderr
-    r = subprocess.run([sys.executable, "-m", "td2048.cli", "eval", str(tmp_path / "fib.td2048"), "--game", "2584",
-                        "--games", "5"], capture_output=True, text=True)
+    r = td2048("eval", str(tmp_path / "fib.td2048"), "--game", "2584", "--games", "5")
     assert r.returncode == 0, r.stderr
 
 

@@ -209,7 +209,8 @@ def _spawned_states(words, first, out):
     """out[k] = the xoshiro state of SeedSequence(entropy ``words`` + the words of index first + k)."""
     n = words.shape[0]
     entropy = np.zeros(n + 2, np.uint64)
-    entropy[:n] = words
+    for i in range(n):  # not a slice assignment: that compiles Numba's shape-mismatch error (seconds)
+        entropy[i] = words[i]
     pool = np.zeros(_POOL, np.uint64)
     for k in range(out.shape[0]):
         index = U64(first + k)

@@ -428,11 +428,13 @@ def enter_stage(w, dirty, b):
     if tracked and tc:  # (accumulators, a flag byte per chunk)
         mark = """            for chunk in range(lo >> CHUNK_SHIFT, ((STAGE_MARKERS + N_STAGES) >> CHUNK_SHIFT) + 1):
                 dirty[1][chunk] = U8(1)"""
-    copy = "w[lo:lo + STAGE_WEIGHTS] = w[lo - STAGE_WEIGHTS:lo]"
+    # element by element: a slice assigned from a slice compiles Numba's shape-mismatch error (seconds)
+    copy = """for i in range(lo, lo + STAGE_WEIGHTS):
+                w[i] = w[i - STAGE_WEIGHTS]"""
     scale = ""
     if records:  # the weights alone (the new stage's accumulators keep their start)
-        copy = ("z = RECORD * lo\n"
-                "            w[z:z + RECORD * STAGE_WEIGHTS:RECORD] = w[z - RECORD * STAGE_WEIGHTS:z:RECORD]")
+        copy = """for i in range(RECORD * lo, RECORD * (lo + STAGE_WEIGHTS), RECORD):
+                w[i] = w[i - RECORD * STAGE_WEIGHTS]"""
         scale = "RECORD * "
     return f"""@njit(inline='always')
 def stage_of(b):

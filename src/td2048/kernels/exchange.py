@@ -50,7 +50,8 @@ def _appended(out, count, i, n):
     """``out`` with index i written at ``count``: doubled first when full (at most n long)."""
     if count == out.shape[0]:
         bigger = np.empty(min(n, 2 * count), np.uint32)
-        bigger[:count] = out
+        for k in range(count):  # not a slice assignment: that compiles Numba's shape-mismatch error (seconds)
+            bigger[k] = out[k]
         out = bigger
     out[count] = i
     return out
