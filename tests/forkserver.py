@@ -41,9 +41,11 @@ def import_time_environment(env) -> dict:
 
 
 def send_message(sock, message: dict, fds=()) -> None:
+    """One message, with the descriptors ``fds`` passed along with its first bytes."""
     data = json.dumps(message).encode()
-    socket.send_fds(sock, [_HEADER.pack(len(data)) + data], list(fds)) if fds else sock.sendall(
-        _HEADER.pack(len(data)) + data)
+    payload = _HEADER.pack(len(data)) + data
+    sent = socket.send_fds(sock, [payload], list(fds)) if fds else 0
+    sock.sendall(payload[sent:])
 
 
 def receive_message(sock, max_fds: int = 0) -> tuple[dict | None, list[int]]:
