@@ -44,6 +44,8 @@ def start_td2048(*args, env=None, cwd=None, stdin=subprocess.DEVNULL, stdout=Non
     fork server (a :class:`ForkedProcess`, with Popen's methods), else a ``python -m td2048.cli`` Popen."""
     args = [str(a) for a in args]
     env = dict(os.environ if env is None else env)
+    if "PYTEST_CURRENT_TEST" in os.environ:  # the test running now, not the one that made a session's env
+        env["PYTEST_CURRENT_TEST"] = os.environ["PYTEST_CURRENT_TEST"]
     server = _server()
     if server is None or forkserver.import_time_environment(env) != server.environment:
         return subprocess.Popen([sys.executable, "-m", "td2048.cli", *args], stdin=stdin, stdout=stdout,

@@ -141,8 +141,8 @@ def test_td_on_one_table_flags_every_weight_it_changes(network, stages, threads,
     net = Network(parse_network(network, stages=parse_stages(stages, game) if stages else ()), game=game)
     net.fill_optimistic(20000)
     learner = Learner(net, seed=1, threads=threads)
+    flags = learner.track_changes()  # first, as a worker does (the flagged kernels from the first block)
     learner.run(300, mode="backward", alpha=0.1)
-    flags = learner.track_changes()
     flags[:] = 0
     learner.unflagged = False
     base = net.weights.copy()

@@ -172,7 +172,7 @@ def wide_move(table, b, direction, vertical):
     return wide_transpose(after), reward
 
 
-@njit(inline="always")
+@njit(forceinline=True)
 def wide_spawn_tile(b, rng, cells):
     """Code 1 (p = 0.9) or 2 (p = 0.1) on a uniformly random empty cell of ``cells`` (bit 4 i for each
     cell of the board); cell first, then tile."""
@@ -192,7 +192,7 @@ def wide_spawn_tile(b, rng, cells):
     return b
 
 
-@njit(inline="always")
+@njit(forceinline=True)
 def wide_new_game(rng, cells):
     return wide_spawn_tile(wide_spawn_tile((_U0, _U0), rng, cells), rng, cells)
 

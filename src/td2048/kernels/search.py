@@ -146,8 +146,9 @@ def afterstate_value(table, w, after, depth, work, tt, ttv, limits, counters):
     if depth <= 1 or n == 0:
         counters[LEAVES] += 1
         xs = work[0]
-        feature_indices(after, xs, 12)
-        return leaf_value(w, after, xs, 12)
+        row = np.int64(12)  # not a literal: the functions given it compile once for every caller
+        feature_indices(after, xs, row)
+        return leaf_value(w, after, xs, row)
     counters[NODES] += 1
     entries = tt.shape[0]
     slot = 0
