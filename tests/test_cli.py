@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 from commands import assert_one_line_error, start_td2048, td2048
 
-from td2048.io.model import load_model
+from td2048.io.model import load_model, save_model
+from td2048.network import Network
+from td2048.spec import parse_network, parse_stages
 
 
 def test_train_writes_tables_log_and_model(tmp_path, cli_env):
@@ -132,9 +134,19 @@ def test_bench_json(cli_env):
     assert_one_line_error(td2048("bench", "--seconds", "0"), "positive")
 
 
+@pytest.fixture(scope="module")
+def staged_model(tmp_path_factory):
+    """A 2x4 network of two stages (from 64) with zero weights: the staged network of test_methods' learning
+    tests, whose kernels the bench tests below then share instead of compiling their own."""
+    path = tmp_path_factory.mktemp("bench") / "staged.td2048"
+    save_model(path, Network(parse_network("2x4", stages=parse_stages("64"))))
+    return path
+
+
 @pytest.mark.parametrize("records", [(), ("--tc-records",)])
-def test_bench_tc_on_threads(cli_env, records):
-    r = td2048("bench", "--network", "2x4", "--episodes", 40, "--tc", "--threads", 2, *records, "--json", env=cli_env)
+def test_bench_tc_on_threads(cli_env, records, staged_model):
+    r = td2048("bench", "--weights", staged_model, "--episodes", 40, "--tc", "--threads", 2, *records, "--json",
+               env=cli_env)
     assert r.returncode == 0, r.stderr
     result = json.loads(r.stdout)
     assert result["tc"] is True and result["threads"] == 2 and result["episodes"] == 40
@@ -143,8 +155,8 @@ def test_bench_tc_on_threads(cli_env, records):
 
 
 @pytest.mark.parametrize("copies", [(), ("--merge-every", "0.05")])
-def test_bench_td_on_threads_on_one_table_or_on_copies(cli_env, copies):
-    r = td2048("bench", "--network", "2x4", "--episodes", 40, "--threads", 2, *copies, "--json", env=cli_env)
+def test_bench_td_on_threads_on_one_table_or_on_copies(cli_env, copies, staged_model):
+    r = td2048("bench", "--weights", staged_model, "--episodes", 40, "--threads", 2, *copies, "--json", env=cli_env)
     assert r.returncode == 0, r.stderr
     result = json.loads(r.stdout)
     assert result["threads"] == 2 and result["merge_every"] == (0.05 if copies else None)
