@@ -35,4 +35,7 @@ if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; 
     echo "$wanted" > "$stamp"
 fi
 
+# Bytecode is written even where the environment says not to (PYTHONDONTWRITEBYTECODE): the processes that
+# the tests start then load td2048 and pytest's rewritten test modules compiled, not from source each time.
+unset PYTHONDONTWRITEBYTECODE
 exec .venv/bin/python -m pytest -q "$@"
