@@ -104,7 +104,7 @@ def best_candidate(w, board, work, bank):
     return best_dir, best_after, best_reward, best_value
 
 
-@njit
+@njit(inline='always')
 def epsilon_at(params, episode):
     """Exploration rate of an episode, by the schedule in ``params`` (see td2048.kernels.params)."""
     kind = params[EXPLORE_KIND]
@@ -129,7 +129,7 @@ def can_move(table, board):
     return False
 
 
-@njit
+@njit(inline='always')
 def random_legal_move(afters, rewards, board, rng):
     """A uniformly random legal move: (direction, afterstate, reward); the board has one.
     ``afters``, ``rewards``: the 4 moves' afterstates and rewards, as ask_for_candidates leaves them."""
