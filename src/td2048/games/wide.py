@@ -158,6 +158,7 @@ def _slide_rows(table, b, side, start):
     return (out_lo, out_hi), reward
 
 
+# Inlined by Numba, unlike the new tile below and 4-bit boards' move: as forceinline it trained 2584 ~4% slower.
 @njit(inline="always")
 def wide_move(table, b, direction, vertical):
     """Afterstate and reward of a slide; illegal if the afterstate equals the board.
