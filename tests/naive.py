@@ -338,3 +338,24 @@ def policy_value(rows: int, cols: int, choose, game: str = "2048", max_code: int
             ck = tuple(map(tuple, child))
             reach[ck] = reach.get(ck, 0.0) + p * q
     return start, met_optimal / met_all, met_all
+
+
+def expected_target(grid, value, game: str = "2048", p_second: float = 0.1) -> float:
+    """The expected target of an afterstate grid (``--target expected``): over each empty cell, all equally likely,
+    and each new tile (code 1, or code 2 with ``p_second``), the best legal move's reward + ``value(afterstate
+    grid)``, 0 where no move is legal; the mean of those."""
+    max_code = 15 if game == "2048" else 31
+    rows, cols = len(grid), len(grid[0])
+    empty = [(r, c) for r in range(rows) for c in range(cols) if grid[r][c] == 0]
+    total = 0.0
+    for r, c in empty:
+        for code, p in ((1, 1.0 - p_second), (2, p_second)):
+            placed = [row[:] for row in grid]
+            placed[r][c] = code
+            best = None
+            for d in (UP, RIGHT, DOWN, LEFT):
+                after, reward = move(placed, d, max_code, game)
+                if after != placed:
+                    best = max(best if best is not None else -np.inf, reward + value(after))
+            total += p * (best if best is not None else 0.0)
+    return total / len(empty) if empty else 0.0

@@ -28,6 +28,7 @@ from td2048.kernels.records import RECORD, pack_records, unpack_records
 from td2048.network import Network, aligned_zeros
 from td2048.rng import thread_rng_rows, thread_rng_states
 from td2048.settings import (
+    TARGETS,
     UPDATE_MODES,
     TrainSettings,
     alpha_at,
@@ -255,7 +256,7 @@ class Learner:
     def run(self, episodes: int, mode: str = "backward", alpha: float = 0.1, lam: float = 0.0,
             nstep: int = 0, explore: str = "none", first_episode: int = 0, tc: bool = False,
             promote: bool = True, restarts: float = 0.0, restart_code: int = 0,
-            tc_start_rate: float = 1.0) -> EpisodeBlock:
+            tc_start_rate: float = 1.0, target: str = "sample") -> EpisodeBlock:
         """Learn from ``episodes`` episodes; ``mode`` is backward or forward.
 
         Backward updates use lambda-returns (``lam``; 0 is TD(0)) or, with ``nstep`` > 0, n-step returns.
@@ -264,7 +265,11 @@ class Learner:
         network's accumulators are made on the first TC block, each weight's rate at ``tc_start_rate``).
         ``promote``: a multistage network's new stage starts from the previous stage's weights.
         ``restarts``: that share of episodes starts from boards kept from earlier games, each game's
-        first board with a tile code >= ``restart_code``."""
+        first board with a tile code >= ``restart_code``. ``target``: ``"sample"``, the next move's r + V, or
+        ``"expected"``, the mean over every new tile of the best move's r + V (see :data:`td2048.settings.TARGETS`)."""
+        if target not in TARGETS:
+            raise TD2048Error(f"a learner's target is one of {', '.join(TARGETS)}, not {target!r}")
+        expected = target == "expected"
         # TD on threads: on copies when merge_seconds is set, else (and always for TC) on the network's own weights
         copies = self.threads > 1 and not tc and self.merge_seconds is not None
         tracked_tc = tc and self.change_flags is not None
@@ -278,9 +283,10 @@ class Learner:
         if records is None:  # TD (or tracked TC) after TC: on the network's arrays again
             self._leave_records()
         if tc:
-            kernels = self.network.kernels_for(tc=True, tracked=tracked_tc, records=records is not None)
+            kernels = self.network.kernels_for(tc=True, tracked=tracked_tc, records=records is not None,
+                                               expected=expected)
         else:
-            kernels = self.network.kernels_for(tracked=True) if tracked_td else self.network.kernels
+            kernels = self.network.kernels_for(tracked=tracked_td, expected=expected)
         tracked = copies or tracked_tc or tracked_td  # the kernels flag what they change
         if not (tracked_tc or tracked_td):
             self.unflagged = True
@@ -299,9 +305,8 @@ class Learner:
             # are not yet), not in the first merge, where every thread would wait on it
             self.network.weights[:] = self._copies[0]
             self._dirty = np.zeros((self.threads, dirty_size(self.network.weights.size)), np.uint8)
-            self._tracked_kernels = self.network.kernels_for(tracked=True)
         if copies:
-            kernels = self._tracked_kernels
+            kernels = self.network.kernels_for(tracked=True, expected=expected)
 
         def learn_share(thread, lo, hi):
             """Learn from episodes lo..hi-1 on a thread; returns where it got to (before hi: a merge was asked for)."""
@@ -326,7 +331,8 @@ class Learner:
                     return lo
                 batch[FIRST_EPISODE] = params[FIRST_EPISODE] + lo
                 scores[lo], moves[lo], max_codes[lo] = self._finish_wide(thread, weights, dirty, tracked,
-                                                                         mode_code, batch, tc, records is not None)
+                                                                         mode_code, batch, tc, records is not None,
+                                                                         expected)
                 lo += 1
             return lo
 
@@ -353,12 +359,13 @@ class Learner:
         np.bitwise_or(self.change_flags, chunks, out=self.change_flags)
         self._regions[:] = 0
 
-    def _finish_wide(self, thread, weights, dirty, tracked, mode_code, params, tc=False, records=False):
+    def _finish_wide(self, thread, weights, dirty, tracked, mode_code, params, tc=False, records=False,
+                     expected=False):
         """Finish, on 5-bit cells, an episode that reached two 32768 tiles on 4-bit cells: (score, moves, code).
 
         The wide kernels index the same weights (codes up to 15 read the same entries), so the
         episode, its path and its updates go on where the 4-bit kernels left them."""
-        wide = self.network.wide_kernels(tracked, tc, records)
+        wide = self.network.wide_kernels(tracked, tc, records, expected)
         steps = int(self._handoff_counts[thread, 1])
         path = np.zeros((WIDE_MAX_EPISODE_MOVES, 2), np.uint64)
         path[:steps, 0] = self._paths_after[thread, :steps, 0]
@@ -589,7 +596,7 @@ def train_blocks(settings: TrainSettings, learner: Learner, done: int) -> Iterat
         alpha = settings.tc_alpha if tc else alpha_at(settings.alpha_schedule, settings.alpha, done)
         block = learner.run(n, settings.update, alpha, settings.lam, settings.nstep, settings.explore, done, tc=tc,
                            promote=settings.promote, restarts=settings.restarts, restart_code=restart_code,
-                           tc_start_rate=settings.tc_start_rate)
+                           tc_start_rate=settings.tc_start_rate, target=settings.target)
         done += n
         extra = {"alpha": alpha, **(block.info or {})}
         if tc:

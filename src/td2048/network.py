@@ -248,7 +248,8 @@ class Network:
         wide = self.wide if wide is None else wide
         return wide_row_table(self.game, self.board) if wide else row_table(self.board)
 
-    def kernels_for(self, tracked: bool = False, wide: bool | None = None, tc: bool = False, records: bool = False):
+    def kernels_for(self, tracked: bool = False, wide: bool | None = None, tc: bool = False, records: bool = False,
+                    expected: bool = False):
         """This network's compiled kernels (see :func:`td2048.kernels.kernels_for`).
 
         Parameters
@@ -261,6 +262,8 @@ class Network:
             Temporal coherence updates.
         records : bool
             TC on records, each weight beside its accumulators (:mod:`td2048.kernels.records`).
+        expected : bool
+            Learning by expected targets (see :func:`td2048.kernels.kernels_for`).
 
         Returns
         -------
@@ -270,9 +273,9 @@ class Network:
         from td2048.kernels import kernels_for
 
         return kernels_for(self.spec, tracked=tracked, wide=self.wide if wide is None else wide,
-                           state_values=self.state_values, tc=tc, records=records)
+                           state_values=self.state_values, tc=tc, records=records, expected=expected)
 
-    def wide_kernels(self, tracked: bool = False, tc: bool = False, records: bool = False):
+    def wide_kernels(self, tracked: bool = False, tc: bool = False, records: bool = False, expected: bool = False):
         """Kernels of this network on 5-bit cells: where a 4-bit episode goes on past two 32768 tiles.
 
         Parameters
@@ -283,13 +286,15 @@ class Network:
             Temporal coherence updates.
         records : bool
             TC on records.
+        expected : bool
+            Learning by expected targets.
 
         Returns
         -------
         module
             The generated kernel module.
         """
-        return self.kernels_for(tracked, wide=True, tc=tc, records=records)
+        return self.kernels_for(tracked, wide=True, tc=tc, records=records, expected=expected)
 
     def copy(self) -> Network:
         """The same network with a copy of the weights (and of TC's accumulators).

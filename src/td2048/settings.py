@@ -32,6 +32,9 @@ from td2048.network import Network
 from td2048.spec import METHODS, NetworkSpec, format_bytes, parse_network, parse_size, parse_stages
 
 UPDATE_MODES = ("backward", "forward")
+TARGETS = ("sample", "expected")
+"""What an update moves V toward (``--target``): ``sample``, the next move actually played (TD(0) and its
+returns); ``expected``, the mean over every new tile, with its probability, of the best move's r + V."""
 MAX_DEPTH = 8  # a depth-8 search of one open board already takes minutes
 DEFAULT_TT_SIZE = "64MiB"  # per thread: 2M entries, more than a depth-4 game's searches fill
 TT_ENTRY_BYTES = 32  # key (2 words), depth, value: two entries to a cache line
@@ -125,6 +128,9 @@ class TrainSettings:
         (:class:`td2048.run.TrainingRun`); :func:`td2048.train` refuses it.
     exact_every : int or None
         Blocks between exact valuations (every ``exact_every`` x ``block`` episodes); None: 1 with ``exact``.
+    target : str
+        What an update moves V toward (:data:`TARGETS`): ``"sample"``, the next move's r + V; ``"expected"``,
+        the mean over every new tile of the best move's r + V, each update moving V by exactly alpha x the error.
     """
 
     network: str = DEFAULT_NETWORK
@@ -161,6 +167,7 @@ class TrainSettings:
     board: str = "4x4"
     exact: str | None = None
     exact_every: int | None = None
+    target: str = "sample"
 
     def validate(self) -> None:
         """Check every setting (a 2584 run without a clamp gets the default clamp).
@@ -187,6 +194,11 @@ class TrainSettings:
             raise TD2048Error(f"--nstep must be at least 1, not {self.nstep}")
         if self.lam > 0 and self.nstep > 0:
             raise TD2048Error("--lambda and --nstep are two kinds of return: give one of them")
+        if self.target not in TARGETS:
+            raise TD2048Error(f"--target must be one of {', '.join(TARGETS)}, not {self.target!r}")
+        if self.target == "expected" and (self.lam > 0 or self.nstep > 1):
+            raise TD2048Error("--target expected looks one move ahead over every new tile: it takes no --lambda "
+                              "or --nstep")
         if (self.lam > 0 or self.nstep > 1) and self.update != "backward":
             raise TD2048Error("--lambda and --nstep need --update backward (returns are computed at the episode's end)")
         alpha_at(self.alpha_schedule, self.alpha, 0)  # raises on a bad schedule

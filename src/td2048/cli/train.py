@@ -32,7 +32,7 @@ from td2048.errors import TD2048Error
 from td2048.games.shape import BoardShape
 from td2048.games.tiles import WIN_TILE
 from td2048.io.model import read_model
-from td2048.settings import MERGE_OFF, TrainSettings
+from td2048.settings import MERGE_OFF, TARGETS, TrainSettings
 from td2048.spec import METHODS, default_network
 from td2048.version import __version__
 
@@ -128,6 +128,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--method", choices=METHODS, default=None,
                    help="what V values: afterstate (after the move; default) or state (after the new tile, moves "
                         "chosen by the expectation over new tiles); recorded in the model")
+    p.add_argument("--target", choices=TARGETS, default=None,
+                   help="what an update moves V toward: sample (default), the next move's r + V (TD(0)); expected, "
+                        "the mean over every new tile, with its probability, of the best move's r + V, each update "
+                        "moving V by exactly alpha x the error (a whole-board network at alpha 1 from --optimistic "
+                        "values learns perfect play: real-time dynamic programming); no --lambda or --nstep")
     p.add_argument("--optimistic", type=nonnegative_float_arg, default=None, metavar="V",
                    help="optimistic TD (OTD): every board starts at value V, each weight at V / (tuples x "
                         "isomorphisms), TDL2048+'s =V/norm (e.g. 320000): unseen boards look good and get tried")
@@ -191,7 +196,7 @@ _SETTING_OPTIONS = ("game", "cells", "network", "isomorphisms", "clamp", "episod
                     "threads", "snapshot_every", "memory_limit", "init", "lam", "nstep", "alpha_schedule",
                     "explore", "method", "merge_every", "optimistic", "stages", "promote", "tc_from", "tc_alpha",
                     "tc_start_rate", "tc_records", "restarts", "restart_tile", "sync_every", "board", "exact",
-                    "exact_every")
+                    "exact_every", "target")
 
 
 class _Output:

@@ -505,14 +505,15 @@ class RayLearner:
 
     def run(self, episodes: int, mode: str = "backward", alpha: float = 0.1, lam: float = 0.0, nstep: int = 0,
             explore: str = "none", first_episode: int = 0, tc: bool = False, promote: bool = True,
-            restarts: float = 0.0, restart_code: int = 0, tc_start_rate: float = 1.0) -> EpisodeBlock:
+            restarts: float = 0.0, restart_code: int = 0, tc_start_rate: float = 1.0,
+            target: str = "sample") -> EpisodeBlock:
         """Learn from ``episodes`` episodes on the workers, syncing them every ``sync_seconds``.
 
         Parameters
         ----------
         episodes : int
             Episodes to play.
-        mode, alpha, lam, nstep, explore, first_episode, tc, promote, restarts, restart_code, tc_start_rate
+        mode, alpha, lam, nstep, explore, first_episode, tc, promote, restarts, restart_code, tc_start_rate, target
             As :meth:`td2048.learn.Learner.run` takes them (``first_episode``: the block's first
             episode; each piece's schedule counts from its own first episode).
 
@@ -523,7 +524,7 @@ class RayLearner:
         """
         options = {"mode": mode, "alpha": alpha, "lam": lam, "nstep": nstep, "explore": explore, "tc": tc,
                    "promote": promote, "restarts": restarts, "restart_code": restart_code,
-                   "tc_start_rate": tc_start_rate}
+                   "tc_start_rate": tc_start_rate, "target": target}
         scores = np.zeros(episodes, np.int64)
         max_codes = np.zeros(episodes, np.int64)
         moves = np.zeros(episodes, np.int64)

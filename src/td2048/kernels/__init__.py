@@ -56,7 +56,7 @@ def _writable_dir() -> Path:
 
 
 def kernels_for(spec, tracked: bool = False, wide: bool = False, state_values: bool = False,
-                tc: bool = False, records: bool = False) -> ModuleType:
+                tc: bool = False, records: bool = False, expected: bool = False) -> ModuleType:
     """The compiled-kernel module of a network spec (generated and imported on first use).
 
     Parameters
@@ -75,6 +75,9 @@ def kernels_for(spec, tracked: bool = False, wide: bool = False, state_values: b
     records : bool
         With ``tc`` and not ``tracked``: ``w`` is TC's records, each weight beside its accumulators
         (:mod:`td2048.kernels.records`), and ``dirty`` is unused.
+    expected : bool
+        Learning by expected targets (``--target expected``): each update's target is the mean over every new
+        tile of the best move's value, not the sampled next move's.
 
     Returns
     -------
@@ -87,10 +90,10 @@ def kernels_for(spec, tracked: bool = False, wide: bool = False, state_values: b
         When no directory for the generated modules is writable.
     """
     records = records and tc and not tracked
-    variant = (spec, tracked, wide, state_values, tc, records)
+    variant = (spec, tracked, wide, state_values, tc, records, expected)
     if variant in _by_variant:  # generating the source to hash it takes milliseconds: callers ask per move
         return _by_variant[variant]
-    source = generate_source(spec, tracked, wide, state_values, tc, records)
+    source = generate_source(spec, tracked, wide, state_values, tc, records, expected)
     digest = hashlib.sha256(source.encode()).hexdigest()[:20]
     if digest in _loaded:
         _by_variant[variant] = _loaded[digest]

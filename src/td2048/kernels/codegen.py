@@ -483,7 +483,7 @@ def downgraded(b, top):
 
 
 def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False, state_values: bool = False,
-                    tc: bool = False, records: bool = False) -> str:
+                    tc: bool = False, records: bool = False, expected: bool = False) -> str:
     """Complete module source: network-specific header, then the shared episode kernels.
 
     ``wide``: boards of 5-bit cells (:mod:`td2048.games.wide`), else one 64-bit word.
@@ -496,6 +496,8 @@ def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False
     CHUNK weights): a Ray worker's threads share one table, and a sync lists only the flagged chunks
     (td2048.kernels.exchange). ``records`` (TC, not tracked): ``w`` is TC's records instead, each
     weight beside its two accumulators (td2048.kernels.records), and ``dirty`` is unused.
+    ``expected``: learning moves V toward expected targets, the mean over every new tile of the best
+    move's value (``expected_target`` in td2048.kernels.episode), instead of the sampled next move's.
     """
     records = records and tc and not tracked
     body = _EPISODE_SOURCE.read_text()
@@ -508,7 +510,7 @@ def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False
     variant = (", 5-bit cells" if wide else "") + top \
         + (", tracking changed regions" if tracked else "") + (", state values" if state_values else "") \
         + (f", {spec.n_stages} stages {list(spec.stages)}" if spec.stages else "") + (", TC updates" if tc else "") \
-        + (" on records" if records else "")
+        + (" on records" if records else "") + (", expected targets" if expected else "")
     board = "" if spec.board.full else f" on the {spec.board} board (cells of the 4x4 frame)"
     what = f"tuples {cells}{board}, {spec.isomorphisms} isomorphisms{variant}"
     header = f'''"""td2048 kernels for networks of {what}.
@@ -531,6 +533,7 @@ N_ISO = {spec.isomorphisms}
 N_FEATURES = {spec.n_features}
 WIDE = {wide}
 STATE_VALUES = {state_values}
+EXPECTED_TARGET = {expected}
 TRACKED = {tracked}
 TC = {tc}
 RECORD = {RECORD}

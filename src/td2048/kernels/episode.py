@@ -52,8 +52,70 @@ def scratch():
 
     Rows of feature indices: 3 banks of 4 candidates, and one for a start position; a move writes
     its candidates' rows in one bank while the afterstate before last, in another, waits for its
-    forward update (see play_from)."""
-    return np.empty((13, N_FEATURES), np.uint64), np.empty((4, 2), np.uint64), np.empty(4, np.int64)
+    forward update (see play_from). Kernels of expected targets have 4 more rows, afterstates and
+    rewards (4 to 7), for the moves of the positions a target looks at (see best_total)."""
+    lines = 8 if EXPECTED_TARGET else 4
+    return np.empty((lines + 9, N_FEATURES), np.uint64), np.empty((lines, 2), np.uint64), np.empty(lines, np.int64)
+
+
+@njit
+def best_total(table, w, board, work):
+    """max over the legal moves of ``board`` of r + V(afterstate) (with state values r + E[V(next state)]);
+    0 when no move is legal (the game is over).
+
+    Uses rows 13 to 16 of the index rows and places 4 to 7 of the afterstates and rewards of ``work``
+    (from scratch(), in kernels of expected targets), which greedy play leaves alone. The weights of every
+    legal afterstate are asked for before any is read, as ask_for_candidates does."""
+    xs, afters, rewards = work
+    for d in range(4):
+        after, reward = move(table, board, d, VERTICAL)
+        store_board(afters, 4 + d, after)
+        rewards[4 + d] = reward
+        if after != board:
+            feature_indices(after, xs, 13 + d)
+            prefetch_indices(w, xs, 13 + d)
+    best = -np.inf
+    for d in range(4):
+        after = load_board(afters, 4 + d)
+        if after == board:
+            continue
+        v = expected_value_of(w, after, xs, 13 + d) if STATE_VALUES else value_of(w, xs, 13 + d)
+        best = max(best, rewards[4 + d] + v)
+    return best if best > -np.inf else 0.0
+
+
+@njit
+def expected_target(table, w, after, work):
+    """The expected target of an afterstate: the mean, over every empty cell and both new tiles with their
+    probabilities, of the best move's r + V from the position the tile makes (0 where the game ends).
+
+    ``E[max_a r + V(s'')]`` over the chance step from ``after``: the Bellman backup of the afterstate with
+    the game's own probabilities (each empty cell alike, the second tile with P_SECOND_TILE), as real-time
+    dynamic programming updates a position, instead of one sampled next move (see best_total for ``work``)."""
+    empty = empty_mask(after) & CELLS
+    n = 0
+    total = 0.0
+    for c in range(16):
+        if empty & (U64(1) << U64(4 * c)):
+            n += 1
+            total += (1.0 - P_SECOND_TILE) * best_total(table, w, place_tile(after, c, 1), work) \
+                + P_SECOND_TILE * best_total(table, w, place_tile(after, c, 2), work)
+    return total / n if n > 0 else 0.0
+
+
+@njit(inline='always')
+def exact_share(xs, r, alpha_split):
+    """The share of the error each feature weight of row r moves by, so that V moves by exactly alpha x the
+    error where symmetric boards read one weight more than once (expected targets' step).
+
+    A weight read m times moves m times and changes V by m^2 steps: V moves by (sum of m^2) steps,
+    N_FEATURES + 2 x the pairs of equal indices. Without such pairs it is ``alpha_split`` itself."""
+    pairs = 0
+    for f in range(N_FEATURES):
+        for g in range(f):
+            if xs[r, f] == xs[r, g]:
+                pairs += 1
+    return alpha_split if pairs == 0 else alpha_split * N_FEATURES / (N_FEATURES + 2 * pairs)
 
 
 @njit
@@ -207,7 +269,15 @@ def play_from(table, w, dirty, rng, mode, params, path, board, score, steps, pre
                     after_value = value_row(w, xs, 4 * bank + d)
         if promote:
             enter_stage(w, dirty, after)
-        if mode == FORWARD and steps > 0 and not STATE_VALUES:
+        if EXPECTED_TARGET and mode == FORWARD:
+            row = 4 * bank + d
+            if STATE_VALUES:  # s_t toward the best move's r + E[V] (0 past the end: see below)
+                feature_indices(board, xs, np.int64(12))
+                update_of(w, dirty, xs, np.int64(12), best_total(table, w, board, work),
+                          exact_share(xs, np.int64(12), alpha_split))
+            else:  # s'_t toward its expected target, as soon as it is chosen
+                update_of(w, dirty, xs, row, expected_target(table, w, after, work), exact_share(xs, row, alpha_split))
+        elif mode == FORWARD and steps > 0 and not STATE_VALUES:
             pending = True
             pending_row = previous_row
             pending_target = reward + after_value
@@ -227,7 +297,7 @@ def play_from(table, w, dirty, rng, mode, params, path, board, score, steps, pre
         score += reward
         steps += 1
         following = spawn_tile(after, rng, CELLS)
-        if STATE_VALUES and mode == FORWARD:  # s_t's target: r_t + V(s_t+1), 0 past the end
+        if STATE_VALUES and mode == FORWARD and not EXPECTED_TARGET:  # s_t's target: r_t + V(s_t+1), 0 past the end
             target = reward + value(w, following) if can_move(table, following) else reward
             td_update(w, dirty, board, target, alpha_split)
         board = following
@@ -236,12 +306,32 @@ def play_from(table, w, dirty, rng, mode, params, path, board, score, steps, pre
             td_update(w, dirty, board, 0.0, alpha_split)
         elif mode == BACKWARD:
             store_board(path_after, steps, board)
-            backward_updates(w, dirty, params, path, steps + 1, xs)
-    elif mode == FORWARD and steps > 0:
+            if not EXPECTED_TARGET:
+                backward_updates(w, dirty, params, path, steps + 1, xs)
+    if EXPECTED_TARGET and mode == BACKWARD:
+        expected_updates(table, w, dirty, params, path, steps + 1 if STATE_VALUES else steps, work)
+    elif mode == FORWARD and steps > 0 and not EXPECTED_TARGET:
         update_row(w, dirty, xs, previous_row, 0.0, alpha_split)
-    elif mode == BACKWARD:
+    elif mode == BACKWARD and not EXPECTED_TARGET:
         backward_updates(w, dirty, params, path, steps, xs)
     return score, steps, board, previous, False
+
+
+@njit
+def expected_updates(table, w, dirty, params, path, steps, work):
+    """Expected targets, backward: the episode's afterstates (with state values its states, the terminal one
+    last) from the last to the first, each toward its expected target (expected_target; states: best_total)
+    with the weights as the later ones left them, so what the end of the game teaches reaches its start in
+    one episode. Each moves V by alpha x the error exactly (exact_share)."""
+    alpha_split = params[ALPHA_SPLIT]
+    path_after = path[0]
+    xs = work[0]
+    r = np.int64(12)
+    for t in range(steps - 1, -1, -1):
+        b = load_board(path_after, t)
+        target = best_total(table, w, b, work) if STATE_VALUES else expected_target(table, w, b, work)
+        feature_indices(b, xs, r)
+        update_of(w, dirty, xs, r, target, exact_share(xs, r, alpha_split))
 
 
 @njit
