@@ -83,7 +83,15 @@ def test_unwritable_out_dir(tmp_path, cli_env):
 
 
 def test_no_command_and_unknown_command():
-    assert_one_line_error(td2048(), "required")
+    """Plain td2048 lists every command with its one-line purpose (exit 2, as a usage error)."""
+    from td2048.cli.__main__ import COMMANDS
+
+    r = td2048()
+    assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr
+    lines = r.stderr.splitlines()
+    assert lines[0].startswith("usage: td2048 COMMAND") and "td2048 COMMAND --help" in lines[0]
+    listed = {line.split()[0]: line.split(None, 1)[1] for line in lines[lines.index("commands:") + 1:]}
+    assert listed == {name: module.HELP for name, module in COMMANDS.items()}
     assert_one_line_error(td2048("fly"), "invalid choice")
     assert "did you mean" not in td2048("fly").stderr  # nothing close: no guess
 

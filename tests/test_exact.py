@@ -155,6 +155,9 @@ def test_the_command_prints_one_json_line_and_refuses_another_board(model_2x3):
     assert data["optimal_expected_score"] == pytest.approx(480.258, abs=1e-3)
     assert data["reach"] == {str(t): p for t, p in want.reach.items()} and "128" in data["optimal_reach"]
     assert data["optimal_move_share"] == pytest.approx(want.optimal_move_share)
+    # every probability within [0, 1]: a sure tile's reach is 1.0, not 1.0000000000000002
+    shares = [*data["reach"].values(), *data["optimal_reach"].values(), data["optimal_move_share"]]
+    assert all(0 <= p <= 1 for p in shares) and data["reach"]["2"] == data["optimal_reach"]["2"] == 1.0
     assert len(data["loss_by_stage"]) == 8 and data["search"]["depth"] == 1
     deeper = td2048("eval", model, "--exact", model_2x3 / "2x3.solution", "--json", "--depth", "2")
     assert deeper.returncode == 0, deeper.stderr

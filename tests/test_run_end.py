@@ -3,9 +3,14 @@ every point giving the uninterrupted run's weights bit for bit, and the "next" c
 
 import json
 import lzma
+import os
 import shlex
 import shutil
+import signal
+import subprocess
 import sys
+import urllib.request
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -211,7 +216,7 @@ def test_a_2584_run_ends_with_commands_that_play_2584(tmp_path, cli_env):
     evaluated = run_printed([*commands["eval"][:-1], "100"], cli_env, tmp_path)  # 100 games: quicker
     assert "avg = " in evaluated.stdout and "\t233\t" in evaluated.stdout  # 2584's tiles (Fibonacci numbers)
     watched = run_printed(commands["watch"], cli_env, tmp_path)
-    assert "(2584)" in watched.stdout and "game over" in watched.stdout
+    assert "(two 4-cell tuples), 2584, " in watched.stdout and "game over" in watched.stdout
 
 
 def test_a_quiet_run_prints_nothing_and_keeps_one_weight_file(tmp_path, cli_env):
@@ -239,3 +244,66 @@ def test_resuming_a_finished_run_on_the_command_line_is_the_uninterrupted_run(tm
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+def test_after_the_readme_set_up_each_next_line_runs_as_printed(tmp_path, cli_env):
+    """The README's set-up installs td2048 into .venv without activating it and runs .venv/bin/td2048 train: the
+    run ends with lines that call .venv/bin/td2048, and each runs as printed, pasted into the same shell (cwd and
+    PATH: .venv/bin not on it), the server until it has started (on a free port) and been stopped."""
+    venv = tmp_path / ".venv"
+    venv.symlink_to(Path(sys.prefix), target_is_directory=True)  # this environment, where the README puts one
+    script = Path(sys.prefix) / "bin" / "td2048"
+    assert script.exists(), "td2048's script is not installed in this environment: pip install -e ."
+    path = os.pathsep.join(d for d in cli_env["PATH"].split(os.pathsep) if d and Path(d).resolve() != script.parent)
+    env = {**cli_env, "PATH": path}
+    r = subprocess.run([".venv/bin/td2048", "train", "--board", "2x3", "--network", "2x3", "--episodes", "200",
+                        "--block", "100", "--seed", "1", "--out", "runs/first"], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    block = lines[next(i for i, line in enumerate(lines) if line.startswith("# next:")):]
+    commands = [line[len("# next:"):].rsplit("   (", 1)[0].strip() for line in block]
+    assert len(commands) == 4 and all(c.startswith(".venv/bin/td2048 ") for c in commands), commands
+
+    def paste(command):
+        done = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 0 and "command not found" not in done.stderr, (command, done.stderr)
+        return done.stdout
+
+    assert "avg = " in paste(commands[0])  # eval
+    assert "game over" in paste(commands[1])  # watch: one game, a line a move on a pipe
+    serve = subprocess.Popen(["bash", "-c", f"exec {commands[2]} --port 0"], cwd=tmp_path, env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        banner = serve.stdout.readline()
+        assert banner.startswith("td2048 serve: http://127.0.0.1:"), (banner, serve.stderr.read())
+        assert "model.td2048: network 2x3 (two 3-cell tuples), 2048 on the 2x3 board" in banner
+        with urllib.request.urlopen(banner.split()[2] + "api/model", timeout=60) as answer:  # it serves
+            assert json.load(answer)["network"]["label"] == "network 2x3 (two 3-cell tuples)"
+    finally:
+        serve.send_signal(signal.SIGINT)
+        assert serve.wait(timeout=30) == 0
+    paste(commands[3])  # plot
+    assert (tmp_path / "progress.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_printed_commands_call_td2048_as_it_was_called(tmp_path, monkeypatch):
+    """By its script's path as typed unless that name on PATH finds the same program; python -m: td2048."""
+    from td2048.cli import invoked_as
+
+    bin_dir = tmp_path / "env" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "td2048").write_text("#!/bin/sh\n")
+    (bin_dir / "td2048").chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.setattr(sys, "argv", ["env/bin/td2048", "train"])
+    assert invoked_as() == "env/bin/td2048"
+    monkeypatch.setattr(sys, "argv", [str(tmp_path / "my env" / "bin" / "td2048")])
+    assert invoked_as() == shlex.quote(str(tmp_path / "my env" / "bin" / "td2048"))
+    monkeypatch.setenv("PATH", str(bin_dir))  # activated: the name finds the same program
+    monkeypatch.setattr(sys, "argv", [str(bin_dir / "td2048")])
+    assert invoked_as() == "td2048"
+    monkeypatch.setattr(sys, "argv", ["/somewhere/td2048/cli/__main__.py"])  # python -m td2048.cli
+    assert invoked_as() == "td2048"

@@ -232,7 +232,8 @@ def test_a_cold_start_says_it_is_preparing_before_its_url(tmp_path, cli_env, ser
         said = [line for line in seen if "preparing the engine's kernels" in line]
         if cold:
             assert len(said) == 1 and seen == said, seen
-            assert said[0].startswith("td2048 serve: preparing the engine's kernels for 4x5 (compiled once"), said
+            assert said[0].startswith("td2048 serve: preparing the engine's kernels for network 4x5 (four 5-cell "
+                                      "tuples), compiled once"), said
         else:
             assert said == [] and len(seen) == 1, seen
 

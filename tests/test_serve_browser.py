@@ -1,9 +1,13 @@
 """The web app of td2048 serve in Debian's Chromium (Playwright), against a real server on the shipped model:
 keyboard play follows the rules (tests/naive.py), the hint is /api/move's move and always the board's shown,
 the engine plays until paused, the analysis board shows the API's values for every tile of the model, a record
-file replays in the replay page's viewer and a file that is not a record clears it."""
+file replays in the replay page's viewer and a file that is not a record clears it; at a desktop's size and a
+phone's, the tabs beside the title, no blank space before the hint, the board centred and as wide as the phone
+allows (screenshots in $TD2048_SCREENSHOTS when set, to look at); the first game's wait is shown."""
 
+import os
 import re
+from pathlib import Path
 
 import pytest
 from commands import td2048
@@ -275,3 +279,77 @@ def test_a_file_that_is_not_a_record_clears_the_replay(page, record, tmp_path):
     page.wait_for_function("document.getElementById('board').dataset.game == '1'")
     assert page.is_visible("#viewer") and page.eval_on_selector_all("#game option", "os => os.length") == 2
     assert not page.get_attribute("#replay-status", "class").endswith("error")
+
+
+# ---- the layout at a desktop's size and a phone's ----------------------------------------------------------
+SIZES = {"desktop": (1280, 800), "phone": (390, 844)}
+
+
+def box(page, selector):
+    return page.eval_on_selector(selector, "e => { const r = e.getBoundingClientRect(); "
+                                           "return {left: r.left, right: r.right, top: r.top, bottom: r.bottom}; }")
+
+
+def check_layout(page, size, name, tmp_path):
+    """What the layout must be at ``size`` once a hint is shown: the tabs on the title's line and the model's
+    description below both, the hint right after the controls, on a phone the board centred and filling the
+    width (cells of 88 px at most); then the analysis panel. Screenshots of both, to look at."""
+    width, _ = SIZES[size]
+    title, tabs, model = box(page, "h1"), box(page, "nav"), box(page, "#model")
+    assert tabs["top"] < title["bottom"] and tabs["bottom"] > title["top"], (title, tabs)  # one line
+    assert model["top"] >= max(title["bottom"], tabs["bottom"]) - 1 and page.text_content("#model")
+    page.keyboard.press("h")
+    page.wait_for_function("!document.getElementById('hint').hidden")
+    controls = page.eval_on_selector_all("#panel-play .controls", "cs => cs.map(c => c.getBoundingClientRect()"
+                                                                  ".bottom)")
+    gap = box(page, "#hint")["top"] - max(controls)
+    assert 0 <= gap <= 24, gap  # no empty status lines between them
+    board, columns = box(page, "#play-board"), int(page.eval_on_selector("#play-board", "b => b.dataset.cols || 4"))
+    cell = box(page, "#play-board .cell")
+    assert abs((cell["right"] - cell["left"]) - (cell["bottom"] - cell["top"])) <= 1  # square cells
+    if size == "phone":
+        assert abs(board["left"] - (width - board["right"])) <= 1, board  # centred
+        assert board["right"] - board["left"] >= min(width - 40, columns * 96 + 8) - 1, board  # the width it has
+    shots = Path(os.environ.get("TD2048_SCREENSHOTS") or tmp_path)
+    shots.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(shots / f"{name}-{size}-play.png"), full_page=True)
+    page.click("#tab-analyse")
+    help_text = page.text_content("#panel-analyse .help")
+    assert "tap" in help_text and "empty" in help_text  # how a touch screen empties a cell
+    assert box(page, "#palette")["top"] >= box(page, "#analysis-board")["bottom"]
+    page.screenshot(path=str(shots / f"{name}-{size}-analyse.png"), full_page=True)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_layout_at_a_desktops_size_and_a_phones(browser, server, size, tmp_path):
+    width, height = SIZES[size]
+    page = browser.new_page(viewport={"width": width, "height": height}, bypass_csp=True)
+    errors = []
+    page.on("pageerror", lambda e: errors.append(e))
+    page.goto(server.url + "/")
+    page.wait_for_function("document.getElementById('play-board').dataset.gameId")
+    assert page.text_content("#model").startswith("4x5-tc.td2048.xz: network 4x5 (four 5-cell tuples), 2048")
+    check_layout(page, size, "4x4", tmp_path)
+    page.close()
+    assert errors == []
+
+
+def test_the_first_game_shows_that_it_is_on_its_way(browser, server):
+    """Until the server deals the first game (held back here), the page says so and the board is dimmed."""
+    page = browser.new_page(viewport={"width": 900, "height": 700}, bypass_csp=True)
+    held = []
+    page.route("**/api/games", lambda route: held.append(route))
+    page.goto(server.url + "/")
+    page.wait_for_function("document.getElementById('play-board').children.length == 16")
+    for _ in range(100):
+        if held:
+            break
+        page.wait_for_timeout(50)
+    assert held and page.get_attribute("#play-board", "aria-busy") == "true"
+    assert page.is_visible("#play-status") and page.text_content("#play-status") == "Starting a game \u2026"
+    assert float(page.eval_on_selector("#play-board", "b => getComputedStyle(b).opacity")) < 1
+    held[0].continue_()
+    page.wait_for_function("document.getElementById('play-board').dataset.gameId")
+    assert page.get_attribute("#play-board", "aria-busy") == "false" and page.text_content("#play-status") == ""
+    assert float(page.eval_on_selector("#play-board", "b => getComputedStyle(b).opacity")) == 1
+    page.close()

@@ -164,9 +164,11 @@ def codes_of(tiles, cols=3):
 
 def test_a_3x3_model_serves_3x3_games_by_the_rules(square):
     server, path = square
-    assert "on the 3x3 board" in server.banner
+    assert "network 3x3 (three 3-cell tuples), 2048 on the 3x3 board" in server.banner  # not read as a board
     info = server.ok("GET", "/api/model")
     assert (info["board"], info["rows"], info["cols"], info["network"]["name"]) == ("3x3", 3, 3, "3x3")
+    assert info["network"]["label"] == "network 3x3 (three 3-cell tuples)"
+    assert info["tiles"] == [0] + [2**k for k in range(1, 11)]  # up to 1024: nine cells hold no larger tile
     game = server.ok("POST", "/api/games", {"seed": 5})
     assert len(game["board"]) == 9 and sorted(game["board"])[:7] == [0] * 7 and min(sorted(game["board"])[7:]) > 0
     agents = {d: api.Agent(api.load(path), parse_search(d, 0, game="2048")) for d in (1, 2)}
@@ -242,6 +244,7 @@ def test_the_page_draws_and_plays_a_3x3_board(browser, square):
     assert page.is_hidden("#record-link")  # the course's records hold 4x4 games
     page.click("#tab-analyse")  # the analysis board: 3x3 too, its cells set from the palette
     assert page.eval_on_selector_all("#analysis-board .cell", "cs => cs.length") == 9
+    assert page.eval_on_selector_all("#palette button", "bs => Number(bs.at(-1).dataset.tile)") == 1024
     assert page.eval_on_selector("#analysis-board", columns) == 3
     page.click("#palette button[data-tile='4']")
     page.click("#analysis-board .cell[data-cell='8']")

@@ -75,6 +75,11 @@ def exact_of(solution, tiles):
     return {"moves": moves, "best": best, "value": moves[best]}
 
 
+def amount(loss):
+    """A loss as the page shows it: two decimals, "< 0.01" for one that they would show as 0.00."""
+    return "< 0.01" if 0 < loss < 0.005 else f"{loss:.2f}"
+
+
 def loss_of(exact, move):
     best, played = exact["value"], exact["moves"][move]
     return 0.0 if played >= best - RTOL * abs(best) else best - played
@@ -114,6 +119,8 @@ def test_the_cli_refuses_another_board_or_game_and_a_damaged_file(files, tmp_pat
 def test_without_a_model_the_engine_is_perfect_play(perfect, solution):
     assert "perfect play from 2x3.solution" in perfect.banner
     info = perfect.ok("GET", "/api/model")
+    reach = info["solution"]["reach"]  # probabilities within [0, 1]: a sure tile's is 1.0, not 1.0000000000000002
+    assert all(0 <= p <= 1 for p in reach.values()) and reach["2"] == reach["4"] == 1.0
     assert (info["file"], info["network"], info["depth"], info["board"], info["game"]) == (None, None, None, "2x3",
                                                                                            "2048")
     assert info["solution"]["file"] == "2x3.solution" and info["solution"]["positions"] == solution.positions
@@ -273,6 +280,8 @@ def test_the_hint_shows_the_perfect_move_and_every_exact_value(page, solution):
         assert float(page.get_attribute(row, "data-exact")) == q
         assert float(page.get_attribute(row, "data-loses")) == loss_of(exact, name)
         assert ("perfect" in page.get_attribute(row, "class").split()) == (loss_of(exact, name) == 0)
+        loses = page.text_content(f"{row} td:nth-child(3)")
+        assert loses == ("0 (perfect)" if loss_of(exact, name) == 0 else amount(loss_of(exact, name)))
     if with_model:  # the model's values beside, at the depth chosen
         expected = server.ok("POST", "/api/analyze", {"board": board, "depth": int(page.input_value("#depth"))})
         assert page.text_content("#hint-best").split()[-1] == expected["best"]
@@ -305,12 +314,12 @@ def test_each_move_says_what_it_lost(page, solution):
         if loss == 0:
             assert line.startswith("Perfect move.")
         else:
-            assert line.startswith(f"This move lost {loss:.2f} expected score (the perfect move was ")
+            assert line.startswith(f"This move lost {amount(loss)} expected score (the perfect move was ")
             assert line.split("(the perfect move was ")[1].split(")")[0].split()[-1] == exact["best"]
             lost_shown = True
         assert page.is_hidden("#hint")  # the new board has no hint until asked
         game = server.ok("GET", f"/api/games/{page.get_attribute('#play-board', 'data-game-id')}")
-        assert page.text_content("#play-lost") == f"{game['lost']:.2f}"
+        assert page.text_content("#play-lost") == amount(game["lost"])
         if game["over"]:
             break
     assert lost_shown
@@ -335,5 +344,64 @@ def test_the_engine_plays_perfectly_without_a_model(browser, perfect):
     assert re.fullmatch(r"The engine played . (up|right|down|left) \(perfect play: expected score [\d.]+\)\.",
                         page.text_content("#last-move"))
     assert page.text_content("#move-loss") == "Perfect move." and page.text_content("#play-lost") == "0.00"
+    page.close()
+    assert errors == []
+
+
+def test_a_loss_too_small_for_two_decimals_is_not_shown_as_zero(browser, perfect):
+    """Moves whose exact values differ in the fourth decimal (all 2628.05 to two): the best's and those equal to
+    it within the solution's precision (1e-9 relative) are perfect, another's loss is "< 0.01", not "0.00"; a
+    move that lost so little says so, and so does the game's total."""
+    page = browser.new_page(viewport={"width": 900, "height": 700}, bypass_csp=True)
+    best = 2628.0512
+    moves = {"up": best, "right": best - 4e-4, "down": best * (1 - 1e-12), "left": None}
+    exact = {"moves": moves, "best": "up", "value": best}
+    page.route("**/api/analyze", lambda route: route.fulfill(json={"board": [], "depth": None, "moves": moves,
+                                                                    "best": "up", "exact": exact}))
+
+    def lost_little(route):  # the server's answer to a move, as if the move had lost 4e-4
+        answer = route.fetch().json()
+        answer.update(loss=4e-4, lost=4e-4)
+        route.fulfill(json=answer)
+
+    page.route("**/api/games/*/moves", lost_little)
+    page.goto(perfect.url + "/")
+    page.wait_for_function("document.getElementById('play-board').dataset.gameId")
+    page.keyboard.press("h")
+    page.wait_for_function("!document.getElementById('hint').hidden")
+    shown = {name: page.eval_on_selector(f"#hint-values tr[data-move={name}]", "r => [...r.cells].map(c => "
+                                         "c.textContent)") for name in DIRECTIONS}
+    assert shown == {"up": ["\u2191 up", "2628.05", "0 (perfect)"], "right": ["\u2192 right", "2628.05", "< 0.01"],
+                     "down": ["\u2193 down", "2628.05", "0 (perfect)"], "left": ["\u2190 left", "illegal", ""]}
+    perfect_rows = page.eval_on_selector_all("#hint-values tr.perfect", "rs => rs.map(r => r.dataset.move)")
+    assert perfect_rows == ["up", "down"]
+    assert page.get_attribute("#hint-values tr[data-move=right] td:nth-child(3)", "title") == \
+        "0.000400 expected score"
+    legal = perfect.ok("GET", f"/api/games/{page.get_attribute('#play-board', 'data-game-id')}")["legal"][0]
+    page.keyboard.press({"up": "ArrowUp", "right": "ArrowRight", "down": "ArrowDown", "left": "ArrowLeft"}[legal])
+    page.wait_for_function("document.getElementById('play-board').dataset.moves == 1")
+    assert page.text_content("#move-loss").startswith("This move lost < 0.01 expected score (the perfect move was ")
+    assert page.text_content("#move-loss").endswith("This game has lost < 0.01 so far.")
+    assert page.text_content("#play-lost") == "< 0.01"
+    page.close()
+
+
+@pytest.mark.parametrize("size", ["desktop", "phone"])
+def test_the_layout_on_a_solved_board(browser, modelled, size, tmp_path):
+    """As on 4x4 (test_serve_browser): the long title of a model with a solution keeps the tabs beside "td2048";
+    the 2x3 board centred on a phone; the palette holds the tiles a 2x3 board can hold, up to 128."""
+    from test_serve_browser import SIZES, check_layout
+
+    width, height = SIZES[size]
+    page = browser.new_page(viewport={"width": width, "height": height}, bypass_csp=True)
+    errors = []
+    page.on("pageerror", lambda e: errors.append(e))
+    page.goto(modelled.url + "/")
+    page.wait_for_function("document.getElementById('play-board').dataset.gameId")
+    assert page.text_content("#model") == ("model.td2048: network 2x3 (two 3-cell tuples), 2048 on the 2x3 board, "
+                                           "afterstate values; exact values from 2x3.solution")
+    check_layout(page, size, "2x3-solved", tmp_path)
+    assert page.eval_on_selector_all("#palette button", "bs => bs.map(b => Number(b.dataset.tile))") == [
+        0, 2, 4, 8, 16, 32, 64, 128]
     page.close()
     assert errors == []

@@ -119,7 +119,19 @@ def test_the_command_prints_one_json_line():
     data = json.loads(result.stdout.strip().splitlines()[-1])
     assert data["board"] == "2x2" and data["game"] == "2048" and data["positions"] == 110
     assert data["reach"]["16"] == pytest.approx(0.9625, abs=1e-3)
+    # a sure tile's reach, summed in floating point, is printed as 1.0 (1.0000000000000002 before): every
+    # probability within [0, 1], as the text lines show them
+    assert data["reach"]["2"] == data["reach"]["8"] == 1.0 and all(0 <= p <= 1 for p in data["reach"].values())
+    assert "       8  1.000000" in result.stdout
     assert set(data) == {"board", "game", "positions", "expected_score", "reach", "seconds", "peak_memory_bytes"}
+
+
+def test_bad_options_are_usage_errors_that_point_to_the_help():
+    """As every command's: one line ending with (see td2048 solve --help), exit 2."""
+    for args, fragment in ((["--board", "5x5"], "5x5 board is not supported"),
+                           (["--board", "x"], "a board is written RxC"),
+                           (["--board", "2x2", "--memory-limit", "lots"], "bad size"), ([], "required: --board")):
+        assert_one_line_error(td2048("solve", *args), "td2048 solve: error:", fragment, "(see td2048 solve --help)")
 
 
 def test_a_board_too_large_is_refused_with_its_estimate():
@@ -134,4 +146,4 @@ def _refuse(board):
 
     from td2048.cli import solve as command
 
-    command.run(Namespace(board=board, game="2048", out=None, memory_limit="64GiB", json=False, source=None))
+    command.run(Namespace(board=board, game="2048", out=None, memory_limit=64 * 2**30, json=False, source=None))

@@ -258,6 +258,13 @@ class NetworkSpec:
         """Bytes of the weights and TC's two accumulators per weight, and with ``records`` TC's records too."""
         return (3 + (RECORD if records else 0)) * self.nbytes
 
+    @property
+    def label(self) -> str:
+        """The network as shown beside a board, so that its name does not read as a board's size:
+        ``network 2x6 (two 6-cell tuples)``, ``network 4x6 (four 6-cell tuples)``, ``network 012,3456 (two
+        tuples of 3 and 4 cells)``."""
+        return f"network {self.name} ({_tuples_text(self.tuples)})"
+
     def describe(self, game: str = "2048") -> str:
         """One line for people: name, tuples, isomorphisms, clamp, stages and the weights' size.
 
@@ -275,9 +282,9 @@ class NetworkSpec:
         clamp = f", codes clamped at {self.clamp}" if self.clamp is not None else ""
         stages = f", {self.n_stages} stages (from {', '.join(stage_text(m, game) for m in self.stages)})" \
             if self.stages else ""
-        board = "" if self.board.full else f"{self.board} board, "
-        return f"{self.name}: {board}{len(self.tuples)} tuples ({cells}), {self.isomorphisms} isomorphisms{clamp}" \
-               f"{stages}, {format_bytes(self.nbytes)} of weights"
+        board = "" if self.board.full else f" on the {self.board} board"
+        return f"network {self.name} ({_tuples_text(self.tuples)}: {cells}){board}, {self.isomorphisms} " \
+               f"isomorphisms{clamp}{stages}, {format_bytes(self.nbytes)} of weights"
 
     def check_memory(self, limit: int = DEFAULT_MEMORY_LIMIT) -> None:
         """Refuse a network whose weights need more than ``limit`` bytes.
@@ -367,6 +374,18 @@ def parse_stages(text: str | None, game: str = "2048") -> tuple[int, ...]:
     if masks != sorted(set(masks)):
         raise TD2048Error(f"bad --stages {text!r}: the thresholds must be given in rising order, each once")
     return tuple(masks)
+
+
+_NUMBERS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+
+
+def _tuples_text(tuples) -> str:
+    """How many tuples of how many cells, in words: ``two 6-cell tuples``, ``three tuples of 4 and 6 cells``."""
+    count = _NUMBERS[len(tuples)] if len(tuples) < len(_NUMBERS) else str(len(tuples))
+    sizes = sorted({len(t) for t in tuples})
+    if len(sizes) == 1:
+        return f"{count} {sizes[0]}-cell tuple{'s' if len(tuples) != 1 else ''}"
+    return f"{count} tuples of {', '.join(map(str, sizes[:-1]))} and {sizes[-1]} cells"
 
 
 def _name_of(tuples, isomorphisms: int, board: BoardShape = FULL) -> str:

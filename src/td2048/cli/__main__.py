@@ -2,7 +2,7 @@
 
 Exit codes: 0 success, 1 a check that failed, 2 bad input or usage. A :class:`TD2048Error`
 becomes one line on stderr; so does an argparse error (no usage dump), with a "did you mean ...?"
-for a mistyped command, option or choice.
+for a mistyped command, option or choice. Plain ``td2048`` lists the commands (exit 2).
 """
 
 from __future__ import annotations
@@ -92,7 +92,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def command_list() -> str:
+    """What plain ``td2048`` prints: the usage, then every command with its one-line purpose."""
+    width = max(map(len, COMMANDS))
+    lines = [f"  {name:{width}}  {module.HELP}" for name, module in COMMANDS.items()]
+    return ("usage: td2048 COMMAND [OPTIONS] (td2048 COMMAND --help: its options; td2048 --version)\n\ncommands:\n"
+            + "\n".join(lines) + "\n")
+
+
 def main(argv: list[str] | None = None) -> int:
+    if not (sys.argv[1:] if argv is None else argv):  # plain td2048: what it can do, as a usage error
+        sys.stderr.write(command_list())
+        return 2
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)

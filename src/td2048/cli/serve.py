@@ -126,10 +126,10 @@ def run(args: argparse.Namespace) -> int:
     app = create_app(engine, store, local=local)
     # loading compiled kernels takes a moment, compiling them (the first run of a network on a machine) tens of
     # seconds with nothing else shown: a line once the wait is longer than a load
-    what = (f"the engine's kernels for {network.spec.name} (compiled once per network on a machine"
-            if network is not None else "the solution's look-ups (compiled once on a machine")
+    what = (f"the engine's kernels for {network.spec.label}, compiled once per network on a machine"
+            if network is not None else "the solution's look-ups, compiled once on a machine")
     notice = threading.Timer(PREPARING_NOTICE_SECONDS, print, args=(
-        f"td2048 serve: preparing {what}: the first start takes about 15 s) ...",),
+        f"td2048 serve: preparing {what} (the first start takes about 15 s) ...",),
         kwargs={"file": sys.stderr, "flush": True})
     notice.start()
     try:
@@ -146,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
                    f"positions, optimal expected score {solution.expected_score:,.2f}")
     else:
         solved = "" if solution is None else f"; exact values from {engine.solution_name}"
-        playing = (f"{engine.name}: {network.spec.name}, {network.game}{board}; depth {engine.depth}, at most "
+        playing = (f"{engine.name}: {network.spec.label}, {network.game}{board}; depth {engine.depth}, at most "
                    f"{engine.max_depth}{solved}")
     print(f"td2048 serve: {url} ({playing}; {engine.threads} search thread{'s' if engine.threads > 1 else ''}, "
           f"{engine.queue} waiting; ready in {time.perf_counter() - started:.1f} s)", flush=True)

@@ -13,6 +13,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from td2048.cli.options import board_arg, size_arg
+
 HELP = "solve a small board exactly: every position's value under perfect play"
 DESCRIPTION = """\
 Enumerate every position reachable from the start (up to the board's symmetries), layer by layer of
@@ -31,12 +33,13 @@ FILE_BYTES_PER_POSITION = 90
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--board", required=True, help="the board, RxC: 2x2, 2x3, 3x2, 2x4, 4x2, 3x3")
+    p.add_argument("--board", type=board_arg, required=True, metavar="RxC",
+                   help="the board, RxC: 2x2, 2x3, 3x2, 2x4, 4x2, 3x3")
     p.add_argument("--game", choices=("2048", "2584"), default="2048", help="the game (default 2048)")
     p.add_argument("--out", metavar="FILE", help="write the solution file (every position's values)")
     p.add_argument("--from", dest="source", metavar="FILE",
                    help="read a solution file instead of solving (refused if of another board or game, or altered)")
-    p.add_argument("--memory-limit", metavar="SIZE",
+    p.add_argument("--memory-limit", type=size_arg, metavar="SIZE",
                    help="refuse a solve estimated to need more (default: the machine's memory, else 2GiB)")
     p.add_argument("--json", action="store_true", help="end with one JSON line of the results")
 
@@ -59,8 +62,6 @@ def peak_memory_bytes() -> int:
 def run(args: argparse.Namespace) -> int:
     from td2048.errors import TD2048Error
     from td2048.games.shape import BoardShape
-    from td2048.spec import parse_size
-
     board = BoardShape.parse(args.board)
     if args.source:
         from td2048.solve import load_solution
@@ -70,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         if args.out:
             solution.save(args.out)
         return _report(args, board, solution, time.perf_counter() - started)
-    limit = parse_size(args.memory_limit) if args.memory_limit else machine_memory()
+    limit = args.memory_limit or machine_memory()
     from td2048.solve import estimate_bytes, estimate_positions
 
     need = estimate_bytes(board, args.game)

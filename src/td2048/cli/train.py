@@ -10,6 +10,7 @@ import signal
 import sys
 from pathlib import Path
 
+from td2048.cli import invoked_as
 from td2048.cli.options import (
     add_board_argument,
     add_game_argument,
@@ -378,7 +379,7 @@ def _train(args: argparse.Namespace, training) -> int:
 
     if stop.requested and training.done < settings.episodes:
         say(f"# stopped after {training.done} episodes; model saved to {model}")
-        say(f"# resume with: td2048 train --resume {shlex.quote(str(out))}")
+        say(f"# resume with: {invoked_as()} train --resume {shlex.quote(str(out))}")
     else:
         if training.plot_error is None:
             say(f"# done: {training.done} episodes; model saved to {model}, curves in {out / 'progress.png'}")
@@ -404,17 +405,19 @@ def next_steps(model: Path, run_dir: Path, plot: bool = True) -> list[str]:
     -------
     list of str
         Comment lines (``# next: ...``), each a command with what it does; paths quoted for the shell
-        where they need it. The commands play the model's own game (2048 or 2584) and cells.
+        where they need it. The commands play the model's own game (2048 or 2584) and cells, and call td2048
+        as it was called (:func:`td2048.cli.invoked_as`: ``.venv/bin/td2048`` when the environment is not
+        activated), so that each runs as printed.
     """
     import importlib.util
 
-    path, directory = shlex.quote(str(model)), shlex.quote(str(run_dir))
+    path, directory, td2048 = shlex.quote(str(model)), shlex.quote(str(run_dir)), invoked_as()
     served = importlib.util.find_spec("uvicorn") is not None and importlib.util.find_spec("fastapi") is not None
-    steps = [(f"td2048 eval {path} --games 1000", "test it, no learning"),
-             (f"td2048 watch {path}", "one game in the terminal"),
-             (f"td2048 serve {path}", "a web app to play with hints" if served
+    steps = [(f"{td2048} eval {path} --games 1000", "test it, no learning"),
+             (f"{td2048} watch {path}", "one game in the terminal"),
+             (f"{td2048} serve {path}", "a web app to play with hints" if served
               else "a web app; needs pip install 'td2048[serve]'")]
     if plot:
-        steps.append((f"td2048 plot {directory} -o progress.png", "the curves; more run directories to compare"))
+        steps.append((f"{td2048} plot {directory} -o progress.png", "the curves; more run directories to compare"))
     width = max(len(command) for command, _ in steps)
     return [f"# {'next:' if i == 0 else '':6} {command:{width}}   ({what})" for i, (command, what) in enumerate(steps)]

@@ -105,7 +105,8 @@ def run(args: argparse.Namespace) -> int:
 
     seed = secrets.randbelow(2**31) if args.seed is None else args.seed
     game = Game(Agent(network, search, seed, memory_limit=args.memory_limit))
-    title = f"{args.model}: {network.spec.name} ({network.game}), {search.describe()}, seed {seed}"
+    board = "" if network.board.full else f" on the {network.board} board"
+    title = f"{args.model}: {network.spec.label}, {network.game}{board}, {search.describe()}, seed {seed}"
     started = time.monotonic()
     with Keys() as keys:
         try:

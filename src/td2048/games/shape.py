@@ -106,6 +106,24 @@ class BoardShape:
     def n_cells(self) -> int:
         return self.rows * self.cols
 
+    def largest_code(self, game: str = "2048") -> int:
+        """The largest tile code a board of this shape can ever hold (past the cells' bits or not).
+
+        Parameters
+        ----------
+        game : str
+            ``"2048"``: n cells hold at most code n + 1 (2^(n+1): 1024 on 3x3, 131072 on 4x4): a tile of code k
+            is made of two of k - 1, the second built while the first holds a cell, so each code past 2 (a new
+            4) takes one cell more; ``"2584"``: at most code 2 n (34 on 2x2): code k is made of k - 1 and
+            k - 2, the second built while the first holds a cell, so each cell buys two codes.
+
+        Returns
+        -------
+        int
+            The code (the solver's largest on the boards it solves).
+        """
+        return 2 * self.n_cells if game == "2584" else self.n_cells + 1
+
     @property
     def square(self) -> bool:
         return self.rows == self.cols

@@ -137,11 +137,11 @@ class Engine:
 
     @property
     def tiles(self) -> list[int]:
-        """Every tile value a board given to this model may hold, 0 (empty) first; without a model, those of the
-        solution's positions."""
+        """Every tile value a board of this model may hold, 0 (empty) first: up to the largest its cells hold and
+        a board of its shape can ever reach (1024 on 3x3); without a model, those of the solution's positions."""
         if self.network is None:
             return [tile_value(self.game, code) for code in range(self.solution.aims)]
-        largest = 31 if self.network.wide else 15
+        largest = min(31 if self.network.wide else 15, self.shape.largest_code(self.game))
         return [tile_value(self.game, code) for code in range(largest + 1)]
 
     def board(self, tiles: list[int]) -> Board:
@@ -325,7 +325,8 @@ class Engine:
                 training[key] = Path(value).name  # file names only: no path of this machine
         return {"file": self.name, "game": self.game, "board": self.shape.name, "rows": self.shape.rows,
                 "cols": self.shape.cols, "method": self.network.method,
-                "network": {"name": spec.name, "tuples": ["".join(f"{c:x}" for c in t) for t in spec.tuples],
+                "network": {"name": spec.name, "label": spec.label,
+                            "tuples": ["".join(f"{c:x}" for c in t) for t in spec.tuples],
                             "isomorphisms": spec.isomorphisms, "cell_bits": self.network.cell_bits,
                             "weights": int(self.network.weights.size)},
                 "training": training, "tiles": self.tiles,

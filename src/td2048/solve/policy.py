@@ -32,7 +32,7 @@ from td2048.errors import TD2048Error
 from td2048.games.bitboard import U64
 from td2048.games.game2048 import MOVE_NAMES
 from td2048.solve.kernels import P_BIG, P_SMALL, canon4, canon5, find, is_empty, slide
-from td2048.solve.solution import Solution
+from td2048.solve.solution import Solution, probability
 from td2048.threads import split_range
 
 _U0 = U64(0)
@@ -415,8 +415,9 @@ def exact_policy_value(solution: Solution, choose: Policy, symmetric: bool = Fal
     return PolicyValue(
         board=solution.board.name, game=solution.game, expected_score=float(start_values[0]),
         optimal_expected_score=solution.expected_score,
-        reach={t: float(start_values[c]) for c, t in enumerate(tiles, start=1)},
-        optimal_reach=solution.reach, optimal_move_share=met_optimal / met if met > 0 else 1.0, moves=met,
+        reach={t: probability(start_values[c]) for c, t in enumerate(tiles, start=1)},
+        optimal_reach=solution.reach, optimal_move_share=probability(met_optimal / met) if met > 0 else 1.0,
+        moves=met,
         positions=positions, symmetric=symmetric, loss_by_layer=loss_by_layer,
         loss_by_stage=_stages(solution.sums, loss_by_layer))
 

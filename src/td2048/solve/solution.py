@@ -100,7 +100,7 @@ class Solution:
     def reach(self) -> dict[int, float]:
         """From the start, for each tile t, the probability of ever holding a tile >= t under the play
         that maximises it."""
-        return {t: float(self.start[c]) for c, t in enumerate(self.tiles, start=1)}
+        return {t: probability(self.start[c]) for c, t in enumerate(self.tiles, start=1)}
 
     @cached_property
     def rules(self):
@@ -267,6 +267,11 @@ class Solution:
                 raise TD2048Error("the solution header changed length")
             f.seek(0)
             f.write(encoded)
+
+
+def probability(p: float) -> float:
+    """A probability summed in floating point, within [0, 1]: a sure reach is 1.0, not 1.0000000000000002."""
+    return min(max(float(p), 0.0), 1.0)
 
 
 def _encode(header: dict) -> bytes:

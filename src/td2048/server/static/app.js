@@ -66,15 +66,21 @@ function showValues(table, values, best, exact = null) {
         if (loses === 0) row.classList.add("perfect");
       }
       row.insertCell().textContent = q === null ? (value === null ? "illegal" : "\u2014") : q.toFixed(2);
-      row.insertCell().textContent = loses === null ? "" : loses === 0 ? "0 (perfect)" : loses.toFixed(2);
+      const cell = row.insertCell();
+      cell.textContent = loses === null ? "" : loses === 0 ? "0 (perfect)" : amount(loses);
+      if (loses) cell.title = `${loses.toPrecision(3)} expected score`;
       if (!MODEL) continue;
     }
     row.insertCell().textContent = value === null ? "illegal" : value.toFixed(1);
   }
 }
 
-// what a move loses against the perfect move: 0 within 1e-9 relative of it (an optimal move, as td2048 eval
-// --exact counts them, and as the server's loss of a played move says)
+// an expected score lost, with the digits it needs: "< 0.01" for a loss that two decimals would show as 0.00
+// beside a perfect move's 0 (moves whose values differ in the fourth decimal)
+const amount = (loss) => (loss > 0 && loss < 0.005 ? "< 0.01" : loss.toFixed(2));
+
+// what a move loses against the perfect move: 0 within 1e-9 relative of it, the solution's precision (an optimal
+// move, as td2048 eval --exact counts them, and as the server's loss of a played move says)
 function lossOf(exact, move) {
   const q = exact.moves[move];
   return q >= exact.value - 1e-9 * Math.abs(exact.value) ? 0 : exact.value - q;
@@ -90,10 +96,10 @@ function showPerfect(perfect, optimum, exact) {
 // the line after a move on a solved board: what it lost, and the game so far
 function lossLine(result) {
   if (!SOLVED || result.loss === null || result.loss === undefined) return "";
-  const game = result.lost > 0 ? ` This game has lost ${result.lost.toFixed(2)} so far.` : "";
+  const game = result.lost > 0 ? ` This game has lost ${amount(result.lost)} so far.` : "";
   if (result.loss === 0) return "Perfect move." + game;
   const best = result.exact.best;
-  return `This move lost ${result.loss.toFixed(2)} expected score (the perfect move was ${ARROWS[best]} ${best}).` + game;
+  return `This move lost ${amount(result.loss)} expected score (the perfect move was ${ARROWS[best]} ${best}).` + game;
 }
 
 function depthOptions(select) {
@@ -130,8 +136,9 @@ function showGame(game, last = "", loss = "") {
   clearHint();
   $("last-move").textContent = last;
   $("move-loss").textContent = loss;
-  if (SOLVED) $("play-lost").textContent = game.lost.toFixed(2);
+  if (SOLVED) $("play-lost").textContent = amount(game.lost);
   paintBoard(play.cells, game.board);
+  $("play-board").setAttribute("aria-busy", "false");
   $("play-score").textContent = game.score;
   $("play-largest").textContent = game.max_tile;
   $("play-moves").textContent = game.moves;
@@ -349,7 +356,7 @@ document.addEventListener("keydown", (e) => {
 
 const m = config.model, on = `${m.game}${FULL ? "" : ` on the ${m.board} board`}`;
 $("model").textContent = !MODEL ? `${m.solution.file}: perfect play, ${on}`
-  : `${m.file}: ${m.network.name}, ${on}, ${m.method} values` + (SOLVED ? `; exact values from ${m.solution.file}` : "");
+  : `${m.file}: ${m.network.label}, ${on}, ${m.method} values` + (SOLVED ? `; exact values from ${m.solution.file}` : "");
 document.querySelectorAll(".model-only").forEach((e) => { e.hidden = !MODEL; });
 document.querySelectorAll(".exact-only").forEach((e) => { e.hidden = !SOLVED; });
 // the course's records (the record link, the Replay tab) hold 4x4 games: no record of a game on another board
