@@ -216,12 +216,15 @@ def report(args) -> None:
 
 
 def plot(rows, path: Path) -> None:
+    import math
+
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
-    fig, ax = plt.subplots(figsize=(8, 4.8), dpi=110)
+    fig, ax = plt.subplots(figsize=(9, 4.8), dpi=110)
     colors = {method: f"C{i}" for i, method in enumerate(METHODS)}
     styles = {network: style for network, style in zip(NETWORKS, (":", "-", "--"), strict=False)}
     for label, points in rows:
@@ -232,11 +235,20 @@ def plot(rows, path: Path) -> None:
                 color=colors.get(method, "black"), linestyle=styles.get(network, "-"), marker="o", markersize=3)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    for t in THRESHOLDS[1:]:
-        ax.axhline(100 * t, color="grey", linewidth=0.6, linestyle=":")
+    # the axis fitted to the curves (a log axis from 0.1% would squeeze them into its top fifth): a threshold's
+    # line only where it falls among them
+    gaps = [100 * p["loss_share"] for _, points in rows for p in points]
+    low, high = min(gaps) / 1.15, max(gaps) * 1.15
+    ax.set_ylim(low, high)
+    for t in THRESHOLDS:
+        if low < 100 * t < high:
+            ax.axhline(100 * t, color="grey", linewidth=0.6, linestyle=":")
+    ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}%"))
+    ax.yaxis.set_minor_formatter(matplotlib.ticker.FuncFormatter(
+        lambda v, _: f"{v:g}%" if round(v / 10 ** math.floor(math.log10(v))) in (2, 3, 5, 7) else ""))
     ax.set_xlabel("episodes")
-    ax.set_ylabel("exact gap to perfect play, % of the optimal expected score")
-    ax.legend(fontsize=8)
+    ax.set_ylabel("exact gap to perfect play (% of the optimum)")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.grid(alpha=0.3, which="both")
     fig.tight_layout()
     tmp = path.with_suffix(".tmp.png")
