@@ -240,10 +240,11 @@ class Learner:
         return self._records
 
     def _params(self, alpha: float, lam: float, nstep: int, explore: str = "none", first: int = 0,
-                promote: bool = True, restarts: float = 0.0, restart_code: int = 0) -> np.ndarray:
+                promote: bool = True, restarts: float = 0.0, restart_code: int = 0,
+                teacher_moves: float = 0.0) -> np.ndarray:
         """The kernels' parameter vector (see :mod:`td2048.kernels.params`): alpha split over the features."""
         return learning_params(alpha / self.network.spec.n_features, lam, nstep, exploration(explore), first,
-                               promote, restarts, restart_code)
+                               promote, restarts, restart_code, teacher_moves)
 
     def _path(self, thread: int) -> tuple[np.ndarray, np.ndarray]:
         """A thread's episode path for the kernels: (boards, (reward, updated V) per move)."""
@@ -256,7 +257,8 @@ class Learner:
     def run(self, episodes: int, mode: str = "backward", alpha: float = 0.1, lam: float = 0.0,
             nstep: int = 0, explore: str = "none", first_episode: int = 0, tc: bool = False,
             promote: bool = True, restarts: float = 0.0, restart_code: int = 0,
-            tc_start_rate: float = 1.0, target: str = "sample") -> EpisodeBlock:
+            tc_start_rate: float = 1.0, target: str = "sample", teacher=None,
+            teacher_moves: float = 0.5) -> EpisodeBlock:
         """Learn from ``episodes`` episodes; ``mode`` is backward or forward.
 
         Backward updates use lambda-returns (``lam``; 0 is TD(0)) or, with ``nstep`` > 0, n-step returns.
@@ -266,7 +268,9 @@ class Learner:
         ``promote``: a multistage network's new stage starts from the previous stage's weights.
         ``restarts``: that share of episodes starts from boards kept from earlier games, each game's
         first board with a tile code >= ``restart_code``. ``target``: ``"sample"``, the next move's r + V, or
-        ``"expected"``, the mean over every new tile of the best move's r + V (see :data:`td2048.settings.TARGETS`)."""
+        ``"expected"``, the mean over every new tile of the best move's r + V (see :data:`td2048.settings.TARGETS`).
+        ``teacher``: distillation (:func:`td2048.teacher.teacher_arrays`): each position played moves toward
+        perfect play's exact value instead, and a share ``teacher_moves`` of the episodes follows perfect play."""
         if target not in TARGETS:
             raise TD2048Error(f"a learner's target is one of {', '.join(TARGETS)}, not {target!r}")
         expected = target == "expected"
@@ -293,7 +297,8 @@ class Learner:
         if tracked_td and self._regions is None:
             self._regions = np.zeros((self.threads, dirty_size(self.network.weights.size)), np.uint8)
         mode_code = self._mode_code(mode)
-        params = self._params(alpha, lam, nstep, explore, first_episode, promote, restarts, restart_code)
+        params = self._params(alpha, lam, nstep, explore, first_episode, promote, restarts, restart_code,
+                              teacher_moves)
         scores = np.zeros(episodes, np.int64)
         max_codes = np.zeros(episodes, np.int64)
         moves = np.zeros(episodes, np.int64)
@@ -323,6 +328,10 @@ class Learner:
                 batch = params.copy()
                 batch[FIRST_EPISODE] += lo  # the exploration schedule counts episodes
                 out = (scores[lo:hi], max_codes[lo:hi], moves[lo:hi], restarted[lo:hi])
+                if teacher is not None:  # distillation: small boards, no hand-off to 5-bit cells
+                    lo += kernels.distill_block(self._table, weights, dirty, self.rng_states[thread], batch, teacher,
+                                                self._stop, out)[0]
+                    return lo
                 played, handed = kernels.run_block(self._table, weights, dirty, self.rng_states[thread], mode_code,
                                                    batch, self._path(thread), self._handoff_of(thread), pool,
                                                    self._stop, out)
@@ -569,7 +578,7 @@ def train(settings: TrainSettings, network: Network | None = None,
     return network, stats
 
 
-def train_blocks(settings: TrainSettings, learner: Learner, done: int) -> Iterator[BlockStats]:
+def train_blocks(settings: TrainSettings, learner: Learner, done: int, teacher=None) -> Iterator[BlockStats]:
     """Train from ``done`` episodes up to ``settings.episodes``, block by block.
 
     Parameters
@@ -580,6 +589,8 @@ def train_blocks(settings: TrainSettings, learner: Learner, done: int) -> Iterat
         The learner of the run's network, its random state where the run is.
     done : int
         Episodes already trained.
+    teacher : td2048.solve.Solution or None
+        ``settings.teacher``'s solution, already opened; None: opened here when the settings name one.
 
     Yields
     ------
@@ -588,6 +599,12 @@ def train_blocks(settings: TrainSettings, learner: Learner, done: int) -> Iterat
     """
     tc_start = settings.tc_start()
     restart_code = settings.restart_code()
+    if settings.teacher is not None:
+        from td2048.solve import load_solution
+        from td2048.teacher import teacher_arrays
+
+        network = learner.network
+        teacher = teacher_arrays(teacher or load_solution(settings.teacher), network.board, network.game)
     while done < settings.episodes:
         n = min(settings.block, settings.episodes - done)
         tc = tc_start is not None and done >= tc_start
@@ -596,7 +613,8 @@ def train_blocks(settings: TrainSettings, learner: Learner, done: int) -> Iterat
         alpha = settings.tc_alpha if tc else alpha_at(settings.alpha_schedule, settings.alpha, done)
         block = learner.run(n, settings.update, alpha, settings.lam, settings.nstep, settings.explore, done, tc=tc,
                            promote=settings.promote, restarts=settings.restarts, restart_code=restart_code,
-                           tc_start_rate=settings.tc_start_rate, target=settings.target)
+                           tc_start_rate=settings.tc_start_rate, target=settings.target, teacher=teacher,
+                           teacher_moves=settings.teacher_moves)
         done += n
         extra = {"alpha": alpha, **(block.info or {})}
         if tc:

@@ -129,8 +129,9 @@ def local_learner(network: Network, settings: TrainSettings, seed: int | None, s
                    memory_limit=settings.memory_limit, tc_records=settings.tc_records)
 
 
-def open_solution(settings: TrainSettings, board: str | None = None):
-    """The solution that ``settings.exact`` names, opened and checked against the run's board and game.
+def open_solution(settings: TrainSettings, board: str | None = None, option: str = "exact"):
+    """The solution that ``settings.exact`` (or ``settings.teacher``) names, opened and checked against the run's
+    board and game.
 
     Parameters
     ----------
@@ -139,11 +140,13 @@ def open_solution(settings: TrainSettings, board: str | None = None):
     board : str or None
         The run's board, when it is not yet ``settings.board`` (a new run from ``--init``'s model); None:
         ``settings.board``.
+    option : str
+        ``"exact"`` (the solution the run is valued against) or ``"teacher"`` (distillation's).
 
     Returns
     -------
     td2048.solve.Solution or None
-        The solution, memory-mapped, its checksum verified; None when ``settings.exact`` is None.
+        The solution, memory-mapped, its checksum verified; None when the setting is None.
 
     Raises
     ------
@@ -151,14 +154,15 @@ def open_solution(settings: TrainSettings, board: str | None = None):
         In one line, for a file that cannot be read, is not a solution, is truncated or altered, or solves
         another board or game than the run's.
     """
-    if settings.exact is None:
+    path = getattr(settings, option)
+    if path is None:
         return None
     from td2048.solve import load_solution
 
-    solution = load_solution(settings.exact)
+    solution = load_solution(path)
     board = board or settings.board
     if solution.board.name != board or solution.game != settings.game:
-        raise TD2048Error(f"--exact {settings.exact} solves {solution.game} on {solution.board.name}, but the run "
+        raise TD2048Error(f"--{option} {path} solves {solution.game} on {solution.board.name}, but the run "
                           f"trains {settings.game} on {board}")
     return solution
 
@@ -213,10 +217,11 @@ class TrainingRun:
     """One run directory being trained: create or resume, then iterate :meth:`blocks`."""
 
     def __init__(self, directory: Path, settings: TrainSettings, network: Network, learner: Learner, done: int,
-                 solution=None):
+                 solution=None, teacher=None):
         """Use :meth:`create` or :meth:`resume`."""
         self.directory = directory
         self.solution = solution  # settings.exact's, opened once
+        self.teacher = teacher  # settings.teacher's, opened once
         self.settings = settings
         self.network = network
         self.learner = learner
@@ -235,9 +240,10 @@ class TrainingRun:
                learner_factory: LearnerFactory = local_learner) -> TrainingRun:
         settings.validate()
         board = None
-        if settings.exact is not None and settings.init is not None:  # the board is the model's
+        if (settings.exact or settings.teacher) is not None and settings.init is not None:  # the board is the model's
             board = read_header(settings.init).get("network", {}).get("board", "4x4")
         solution = open_solution(settings, board)  # checked before anything is written
+        teacher = open_solution(settings, board, "teacher")
         directory = ensure_writable_dir(directory)
         if (directory / LOG).exists() or (directory / SNAPSHOT).exists():
             raise TD2048Error(f"{directory} already holds a run; resume it with --resume {directory} "
@@ -250,7 +256,7 @@ class TrainingRun:
             indent=2) + "\n")
         (directory / LOG).write_text("")
         learner = learner_factory(network, settings, settings.seed, None)
-        return cls(directory, settings, network, learner, 0, solution)
+        return cls(directory, settings, network, learner, 0, solution, teacher)
 
     @staticmethod
     def _initial_network(settings: TrainSettings) -> Network:
@@ -286,6 +292,7 @@ class TrainingRun:
             setattr(settings, key, value)
         settings.validate()
         solution = open_solution(settings)  # checked before anything is written
+        teacher = open_solution(settings, option="teacher")
         ensure_writable_dir(directory)
         for stale in directory.glob(".*.tmp"):  # a save that a crash cut short
             stale.unlink(missing_ok=True)
@@ -318,7 +325,7 @@ class TrainingRun:
         kept = [b for b in read_log(directory / LOG) if b.get("episodes", 0) <= done]
         write_text_atomic(directory / LOG, "".join(json.dumps(b) + "\n" for b in kept))
         write_text_atomic(directory / SETTINGS, json.dumps({**saved, **settings.to_dict()}, indent=2) + "\n")
-        return cls(directory, settings, network, learner, done, solution)
+        return cls(directory, settings, network, learner, done, solution, teacher)
 
     # ------------------------------------------------------------ training
 
@@ -333,7 +340,7 @@ class TrainingRun:
         """
         try:
             with open(self.directory / LOG, "a", encoding="utf-8") as log:
-                for stats in train_blocks(self.settings, self.learner, self.done):
+                for stats in train_blocks(self.settings, self.learner, self.done, self.teacher):
                     before, self.done = self.done, stats.episodes
                     valued = self._exact_due(before, stop)
                     if valued:

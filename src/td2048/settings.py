@@ -131,6 +131,11 @@ class TrainSettings:
     target : str
         What an update moves V toward (:data:`TARGETS`): ``"sample"``, the next move's r + V; ``"expected"``,
         the mean over every new tile of the best move's r + V, each update moving V by exactly alpha x the error.
+    teacher : str or None
+        Distillation: a solution file of the run's board and game (``td2048 solve --out``); each position played
+        moves toward perfect play's exact value, by exactly alpha x the error. None: learning from play alone.
+    teacher_moves : float
+        With ``teacher``: the share of episodes that follow perfect play's moves (the others the network's).
     """
 
     network: str = DEFAULT_NETWORK
@@ -168,6 +173,8 @@ class TrainSettings:
     exact: str | None = None
     exact_every: int | None = None
     target: str = "sample"
+    teacher: str | None = None
+    teacher_moves: float = 0.5
 
     def validate(self) -> None:
         """Check every setting (a 2584 run without a clamp gets the default clamp).
@@ -199,6 +206,18 @@ class TrainSettings:
         if self.target == "expected" and (self.lam > 0 or self.nstep > 1):
             raise TD2048Error("--target expected looks one move ahead over every new tile: it takes no --lambda "
                               "or --nstep")
+        if self.teacher is not None:
+            self.teacher = os.fspath(self.teacher)
+            if self.target != "sample" or self.lam > 0 or self.nstep > 1:
+                raise TD2048Error("--teacher gives every position its exact value: it takes no --target, --lambda "
+                                  "or --nstep")
+            if self.explore != "none" or self.restarts > 0:
+                raise TD2048Error("--teacher chooses the moves itself (--teacher-moves): it takes no --explore or "
+                                  "--restarts")
+            if self.workers:
+                raise TD2048Error("--teacher learns in this process: it takes no --ray")
+        if not (isinstance(self.teacher_moves, (int, float)) and 0.0 <= self.teacher_moves <= 1.0):
+            raise TD2048Error(f"--teacher-moves must be a share of episodes in [0, 1], not {self.teacher_moves}")
         if (self.lam > 0 or self.nstep > 1) and self.update != "backward":
             raise TD2048Error("--lambda and --nstep need --update backward (returns are computed at the episode's end)")
         alpha_at(self.alpha_schedule, self.alpha, 0)  # raises on a bad schedule

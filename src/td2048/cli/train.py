@@ -134,6 +134,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "the mean over every new tile, with its probability, of the best move's r + V, each update "
                         "moving V by exactly alpha x the error (a whole-board network at alpha 1 from --optimistic "
                         "values learns perfect play: real-time dynamic programming); no --lambda or --nstep")
+    p.add_argument("--teacher", default=None, metavar="SOLUTION",
+                   help="distillation: a solution file of the run's board and game (td2048 solve --out); each "
+                        "position played moves toward perfect play's exact value, by exactly --alpha x the error. "
+                        "The greedy player so trained shows how close to perfect play the network can get")
+    p.add_argument("--teacher-moves", type=float, default=None, metavar="P",
+                   help="with --teacher: the share of episodes that follow perfect play's moves; the others follow "
+                        "the network's own (default 0.5)")
     p.add_argument("--optimistic", type=nonnegative_float_arg, default=None, metavar="V",
                    help="optimistic TD (OTD): every board starts at value V, each weight at V / (tuples x "
                         "isomorphisms), TDL2048+'s =V/norm (e.g. 320000): unseen boards look good and get tried")
@@ -197,7 +204,7 @@ _SETTING_OPTIONS = ("game", "cells", "network", "isomorphisms", "clamp", "episod
                     "threads", "snapshot_every", "memory_limit", "init", "lam", "nstep", "alpha_schedule",
                     "explore", "method", "merge_every", "optimistic", "stages", "promote", "tc_from", "tc_alpha",
                     "tc_start_rate", "tc_records", "restarts", "restart_tile", "sync_every", "board", "exact",
-                    "exact_every", "target")
+                    "exact_every", "target", "teacher", "teacher_moves")
 
 
 class _Output:

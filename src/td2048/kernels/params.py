@@ -20,14 +20,16 @@ FIRST_EPISODE = 7  # the episode count of a call's first episode (the schedule c
 PROMOTE = 8  # 1.0: a multistage network's new stage starts from the previous stage's weights
 RESTARTS = 9  # share of episodes started from a kept board instead of a new game (0: none)
 RESTART_CODE = 10  # a new game keeps its first board with a tile code at least this, for restarts
-N_PARAMS = 11
+TEACHER_MOVES = 11  # distillation: the share of episodes that follow perfect play's moves (the others the network's)
+N_PARAMS = 12
 
 NO_EXPLORATION = (0.0, 0.0, 0.0, 0.0)
 
 
 def learning_params(alpha_split: float, lam: float = 0.0, nstep: int = 0,
                     explore: tuple[float, float, float, float] = NO_EXPLORATION, first_episode: int = 0,
-                    promote: bool = True, restarts: float = 0.0, restart_code: int = 0) -> np.ndarray:
+                    promote: bool = True, restarts: float = 0.0, restart_code: int = 0,
+                    teacher_moves: float = 0.0) -> np.ndarray:
     """The vector the learning kernels read.
 
     Parameters
@@ -49,6 +51,8 @@ def learning_params(alpha_split: float, lam: float = 0.0, nstep: int = 0,
         Share of episodes started from kept boards.
     restart_code : int
         Tile code whose first board a new game keeps for restarts.
+    teacher_moves : float
+        Distillation: the share of episodes that follow perfect play's moves.
 
     Returns
     -------
@@ -64,11 +68,12 @@ def learning_params(alpha_split: float, lam: float = 0.0, nstep: int = 0,
     params[PROMOTE] = float(promote)
     params[RESTARTS] = restarts
     params[RESTART_CODE] = restart_code
+    params[TEACHER_MOVES] = teacher_moves
     return params
 
 
 # the names the generated kernel modules import (td2048.kernels.codegen)
 POSITIONS = ("ALPHA_SPLIT", "LAMBDA", "NSTEP", "EXPLORE_KIND", "EXPLORE_E0", "EXPLORE_E1", "EXPLORE_EPISODES",
-             "FIRST_EPISODE", "PROMOTE", "RESTARTS", "RESTART_CODE")
+             "FIRST_EPISODE", "PROMOTE", "RESTARTS", "RESTART_CODE", "TEACHER_MOVES")
 
 __all__ = [*POSITIONS, "N_PARAMS", "NO_EXPLORATION", "POSITIONS", "learning_params"]

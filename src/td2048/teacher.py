@@ -1,0 +1,62 @@
+"""Distillation's teacher: perfect play's exact values, from a solution file, as the arrays the kernels read.
+
+``td2048 train --teacher SOLUTION`` trains a network toward the exact value of every position it plays
+(:func:`td2048.kernels.episode.distill_block`), on perfect play's games and on its own. The greedy player
+of a network so trained is about as close to perfect play as that network can get: its exact gap is the
+network's share of a learner's gap, and the rest is the learning method's
+(``docs/research/perfect-play.md``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from td2048.errors import TD2048Error
+from td2048.games.tiles import tile_value
+
+Teacher = tuple  # (keys, values, starts, tile values, frame cells, symmetries, shape flags): see teacher_arrays
+
+
+def teacher_arrays(solution, board, game: str) -> Teacher:
+    """The arrays through which the kernels read perfect play's values (``teacher_value``).
+
+    Parameters
+    ----------
+    solution : td2048.solve.Solution
+        A solution with its values (:func:`td2048.solve.load_solution`), of ``board`` and ``game``.
+    board : BoardShape
+        The network's board.
+    game : str
+        The network's game.
+
+    Returns
+    -------
+    tuple
+        ``(keys, values, starts, tile_values, frame, perms, shape)``: every position's key, layer after layer of
+        tile sum (``uint64[P]``); its expected score under perfect play (``float64[P]``); where the layer of
+        tile sum s starts and ends (``starts[s]``, ``starts[s + 1]``); each code's tile value; the board's frame
+        cells and symmetries (cell permutations); and ``[column shift, row shift, square, 5-bit keys]``.
+
+    Raises
+    ------
+    TD2048Error
+        When the solution is of another board or game, or holds no values.
+    """
+    if solution.board.name != board.name or solution.game != game:
+        raise TD2048Error(f"--teacher: the solution is of {solution.game} on {solution.board.name}, the network "
+                          f"plays {game} on {board.name}")
+    if solution.values is None:
+        raise TD2048Error("--teacher: the solution holds no values")
+    keys = np.concatenate([np.asarray(k, np.uint64) for k in solution.keys])
+    values = np.concatenate([np.asarray(v[:, 0], np.float64) for v in solution.values])
+    top = max(solution.sums)
+    counts = np.zeros(top + 2, np.int64)
+    for tile_sum, layer in zip(solution.sums, solution.keys, strict=True):
+        counts[tile_sum + 1] = len(layer)
+    starts = np.cumsum(counts)  # layers are stored in increasing tile sum
+    tile_values = np.array([tile_value(game, c) for c in range(32)], np.int64)
+    frame = np.array(board.frame_cells, np.int64)
+    perms = np.array(board.symmetries, np.int64)
+    shape = np.array([4 * (4 - board.cols), 16 * (4 - board.rows), int(board.square), int(game == "2584")],
+                     np.int64)
+    return keys, values, starts, tile_values, frame, perms, shape
