@@ -33,6 +33,7 @@ from td2048.errors import TD2048Error
 from td2048.games.shape import BoardShape
 from td2048.games.tiles import WIN_TILE
 from td2048.io.model import read_model
+from td2048.recipes import recipe
 from td2048.settings import MERGE_OFF, TARGETS, TrainSettings
 from td2048.spec import METHODS, default_network
 from td2048.version import __version__
@@ -52,6 +53,11 @@ That costs one evaluation per empty cell and tile: several times slower per move
 The learning rate is split evenly over all features: every feature weight moves by
 alpha / (tuples x isomorphisms) of the TD error (the course demo's convention; with the
 4x6 network and 8 isomorphisms, alpha 0.1 is 0.1/32 per weight).
+
+On the small boards (2x2, 2x3, 2x4, 3x3 and their transposes) a run that names no --network
+trains the board's recipe (td2048.recipes): the network, method and length that come closest to
+perfect play from play alone (on 2x2 and 2x3 a whole-board network with --target expected, alpha 1
+and optimistic values: perfect play, or within 0.01% of it); an option given overrides its part.
 
 Every --block episodes the block table is printed: episodes so far, avg and max score,
 then per tile the share of the block's games that reached it and (in brackets) the share
@@ -245,8 +251,11 @@ def _new_settings(given: dict) -> TrainSettings:
         header = read_model(given["init"])[0]
         given.setdefault("game", header.get("game", "2048"))
         given.setdefault("method", header.get("method", "afterstate"))
-    if "network" not in given and "init" not in given:  # each board has its own default network
-        given["network"] = default_network(BoardShape.parse(given.get("board", "4x4")))
+    if "network" not in given and "init" not in given:  # each board has its own default network: its recipe's
+        board = BoardShape.parse(given.get("board", "4x4"))
+        for key, value in recipe(board.name, given.get("game", "2048")).items():
+            given.setdefault(key, value)
+        given.setdefault("network", default_network(board))
     settings = TrainSettings(**given)
     if settings.init is not None and "network" not in given:
         settings.network = None  # taken from the model
@@ -363,8 +372,11 @@ def _train(args: argparse.Namespace, training) -> int:
     if settings.workers:
         where = (f"{settings.workers} Ray worker(s) of {where} on {len(set(training.learner.nodes))} node(s), "
                  f"synced every {settings.sync_every:g} s")
+    updates = f"{settings.update} updates" + (", expected targets" if settings.target == "expected" else "")
+    if settings.teacher is not None:
+        updates = f"distilled from {settings.teacher} ({settings.teacher_moves:g} of the episodes perfect play's)"
     say(f"# td2048 {__version__} {verb} ({settings.game}): {training.network.spec.describe(settings.game)}; "
-        f"alpha {settings.alpha}, {settings.method} values, {settings.update} updates{methods}, seed {settings.seed}, "
+        f"alpha {settings.alpha}, {settings.method} values, {updates}{methods}, seed {settings.seed}, "
         f"{where}, {settings.episodes} episodes -> {out}", flush=True)
     progress = Progress(settings.episodes, training.done, enabled=not args.quiet and sys.stdout.isatty(),
                         win_tile=WIN_TILE[settings.game])
