@@ -15,14 +15,14 @@ from td2048.play import Agent
 
 
 def _timed_blocks(player: Learner | Agent, seconds: float | None, episodes: int | None, mode: str, alpha: float,
-                  block: int, tc: bool = False) -> tuple[int, float]:
+                  block: int, tc: bool = False, target: str = "sample") -> tuple[int, float]:
     """Blocks of episodes until ``seconds`` have passed, or exactly ``episodes`` episodes: (moves, seconds).
 
     ``mode`` "play": the agent plays them (no learning); else the learner learns from them."""
     moves, elapsed, played = 0, 0.0, 0
     while (elapsed < seconds) if episodes is None else (played < episodes):
         n = block if episodes is None else min(block, episodes - played)
-        result = player.play(n) if mode == "play" else player.run(n, mode, alpha, tc=tc)
+        result = player.play(n) if mode == "play" else player.run(n, mode, alpha, tc=tc, target=target)
         moves += int(np.sum(result.moves))
         elapsed += result.seconds
         played += n
@@ -34,7 +34,7 @@ def benchmark(network: str = "4x6", seconds: float | None = 5.0, isomorphisms: i
               weights: str | None = None, threads: int = 1, game: str = "2048", clamp: int | None = None,
               cells: int | None = None, method: str = "afterstate", episodes: int | None = None,
               tc: bool = False, merge_seconds: float | None = None, tc_records: bool = False,
-              board: str = "4x4") -> dict:
+              board: str = "4x4", target: str = "sample") -> dict:
     """Train for ``seconds``, then play (no updates) with the weights so trained for ``seconds``.
 
     With ``episodes``: train exactly that many episodes, then play as many: the same work as
@@ -50,7 +50,8 @@ def benchmark(network: str = "4x6", seconds: float | None = 5.0, isomorphisms: i
 
     ``tc``: train with temporal coherence (meta rate 1.0, the default of ``td2048 train --tc``), whose
     threads write the accumulators too; ``tc_records``: on records, each weight beside its accumulators
-    (``td2048 train --tc-records``).
+    (``td2048 train --tc-records``). ``target``: ``"expected"`` trains by expected targets (``td2048 train
+    --target expected``).
     """
     loaded = None
     if weights is not None:
@@ -67,7 +68,7 @@ def benchmark(network: str = "4x6", seconds: float | None = 5.0, isomorphisms: i
     fresh = Network(spec, memory_limit=memory_limit, game=game, cell_bits=cells, method=method)
     warm = Learner(fresh, seed=seed, threads=threads, merge_seconds=merge_seconds, memory_limit=memory_limit,
                    tc_records=tc_records)
-    warm.run(threads, update, alpha, tc=tc)
+    warm.run(threads, update, alpha, tc=tc, target=target)
     Agent(fresh, seed=seed, threads=threads).play(threads)
     compile_s = time.perf_counter() - start
     del warm, fresh
@@ -77,10 +78,10 @@ def benchmark(network: str = "4x6", seconds: float | None = 5.0, isomorphisms: i
     player = Learner(net, seed=seed, threads=threads, merge_seconds=merge_seconds, memory_limit=memory_limit,
                      tc_records=tc_records)
     if tc:  # TC's accumulators (and records) are made before the clock starts, as the weights are
-        player.run(0, update, alpha, tc=True)
+        player.run(0, update, alpha, tc=True, target=target)
     alloc_s = time.perf_counter() - start
 
-    train_moves, train_s = _timed_blocks(player, seconds, episodes, update, alpha, block, tc)
+    train_moves, train_s = _timed_blocks(player, seconds, episodes, update, alpha, block, tc, target)
     player.merge()
     agent = Agent(net, seed=seed + 1, threads=threads)
     test_moves, test_s = _timed_blocks(agent, seconds, episodes, "play", 0.0, block)
@@ -94,6 +95,7 @@ def benchmark(network: str = "4x6", seconds: float | None = 5.0, isomorphisms: i
         "isomorphisms": spec.isomorphisms,
         "update": update,
         "tc": tc,
+        "target": target,
         "method": method,
         "threads": threads,
         "merge_every": merge_seconds,

@@ -15,6 +15,7 @@ from td2048.cli.options import (
 )
 from td2048.games.shape import BoardShape
 from td2048.network import METHODS
+from td2048.settings import TARGETS
 from td2048.spec import default_network
 
 HELP = "measure training and testing speed (moves/s)"
@@ -39,6 +40,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="afterstate values (default) or state values with the expectation over new tiles")
     p.add_argument("--tc", action="store_true",
                    help="train with temporal coherence (meta rate 1.0; threads share one table, as in training)")
+    p.add_argument("--target", choices=TARGETS, default="sample",
+                   help="what training updates move V toward: sample (default) or expected (td2048 train --target)")
     p.add_argument("--seed", type=nonnegative_int_arg, default=0, help="random seed (default 0)")
     p.add_argument("--weights", default=None, metavar="MODEL",
                    help="start from a trained model (.td2048) instead of zero weights")
@@ -59,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
                        update=args.update, memory_limit=args.memory_limit,
                        weights=args.weights, threads=args.threads, game=args.game, clamp=args.clamp,
                        cells=args.cells, method=args.method, episodes=args.episodes, tc=args.tc,
-                       merge_seconds=args.merge_every, tc_records=args.tc_records, board=args.board)
+                       merge_seconds=args.merge_every, tc_records=args.tc_records, board=args.board,
+                       target=args.target)
     if args.json:
         print(json.dumps(result))
     else:
@@ -68,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
         board = "" if result["board"] == "4x4" else f"{result['board']} board, "
         print(f"{result['game']}, {board}network {result['network']} ({result['isomorphisms']} isomorphisms), "
               f"{result['method']} values, {result['update']} updates{' with TC' if result['tc'] else ''}"
+              f"{', expected targets' if result['target'] == 'expected' else ''}"
               f"{' on records' if result['tc_records'] else ''}, "
               f"{result['threads']} thread(s){copies}, {start}")
         print(f"  train: {result['train_moves_per_s']:>12,.0f} moves/s  ({result['train_moves']:,} moves "
