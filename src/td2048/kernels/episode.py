@@ -365,17 +365,19 @@ def teacher_after_value(teacher, after, codes):
 def distill_block(table, w, dirty, rng, params, teacher, stop, out):
     """Up to len(out[0]) episodes of distillation: V moves toward perfect play's exact values.
 
-    Each afterstate played (with state values: each state) moves toward its value under perfect play, read
-    from a solution (``teacher``, see teacher_value), by exactly alpha x the error (exact_share), as soon as
-    it is played. A share params[TEACHER_MOVES] of the episodes follows perfect play's moves (the move with
-    the largest r + V*(s')), the others the network's own greedy moves: the network learns the values of
-    the positions perfect play meets and of those its own play meets. ``out`` and ``stop`` as in run_block.
-    Returns (episodes finished, False)."""
+    At every position played, each legal move's afterstate (with state values: the position itself) moves
+    toward its value under perfect play, read from a solution (``teacher``, see teacher_value), by exactly
+    alpha x the error (exact_share): the network learns how the moves of a position rank, which is what its
+    greedy player needs, and not only the value of the one it plays. A share params[TEACHER_MOVES] of the
+    episodes follows perfect play's moves (the move with the largest r + V*(s')), the others the network's
+    own greedy moves: the network learns the positions perfect play meets and those its own play meets.
+    ``out`` and ``stop`` as in run_block. Returns (episodes finished, False)."""
     alpha_split = params[ALPHA_SPLIT]
     share = params[TEACHER_MOVES]
     work = scratch()
     xs, afters, rewards = work
     codes = np.zeros(16, np.int64)
+    targets = np.zeros(4)
     r = np.int64(12)
     for e in range(out[0].shape[0]):
         if stop[0]:
@@ -394,19 +396,20 @@ def distill_block(table, w, dirty, rng, params, teacher, stop, out):
                           exact_share(xs, r, alpha_split))
             if d < 0:
                 break
-            if follow:  # perfect play's move instead
+            if not STATE_VALUES or follow:
                 best = -np.inf
                 for m in range(4):
                     a = load_board(afters, m)
                     if a != board:
-                        total = rewards[m] + teacher_after_value(teacher, a, codes)
-                        if total > best:
-                            best, d = total, m
+                        targets[m] = teacher_after_value(teacher, a, codes)
+                        if follow and rewards[m] + targets[m] > best:  # perfect play's move instead
+                            best, d = rewards[m] + targets[m], m
                 after, reward = load_board(afters, d), rewards[d]
             if not STATE_VALUES:
-                row = 4 * bank + d
-                target = teacher_after_value(teacher, after, codes)
-                update_of(w, dirty, xs, row, target, exact_share(xs, row, alpha_split))
+                for m in range(4):
+                    if load_board(afters, m) != board:
+                        row = 4 * bank + m
+                        update_of(w, dirty, xs, row, targets[m], exact_share(xs, row, alpha_split))
             score += reward
             steps += 1
             bank = (bank + 1) % 3
