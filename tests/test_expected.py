@@ -95,6 +95,10 @@ def test_on_2x3_expected_targets_close_in_on_perfect_play_where_sampled_ones_sta
     gap_sampled = exact_figures(sampled, solutions["2x3"])["loss_share"]
     assert gap_expected < 0.01
     assert gap_expected < gap_sampled / 2
+    every = dict(common, episodes=30000, block=30000)  # every move's afterstate backed up: more learned an episode
+    one, _ = train(TrainSettings(target="expected", alpha=1.0, update="forward", **every))
+    all_, _ = train(TrainSettings(target="expected-all", alpha=1.0, update="forward", **every))
+    assert exact_figures(all_, solutions["2x3"])["loss_share"] < exact_figures(one, solutions["2x3"])["loss_share"]
 
 
 @pytest.mark.parametrize("options", [
@@ -117,6 +121,7 @@ def test_expected_targets_combine_with_the_other_learning_options(tmp_path, opti
 @pytest.mark.parametrize("args, message", [
     (("--target", "expected", "--lambda", "0.5"), "--target expected looks one move ahead"),
     (("--target", "expected", "--nstep", "3"), "--target expected looks one move ahead"),
+    (("--target", "expected-all", "--update", "backward"), "--target expected-all backs up each position's moves"),
 ])
 def test_expected_targets_refuse_returns(tmp_path, args, message):
     r = td2048("train", "--board", "2x3", *args, "--episodes", 10, "--out", tmp_path / "run")

@@ -241,10 +241,10 @@ class Learner:
 
     def _params(self, alpha: float, lam: float, nstep: int, explore: str = "none", first: int = 0,
                 promote: bool = True, restarts: float = 0.0, restart_code: int = 0,
-                teacher_moves: float = 0.0) -> np.ndarray:
+                teacher_moves: float = 0.0, backup_all: bool = False) -> np.ndarray:
         """The kernels' parameter vector (see :mod:`td2048.kernels.params`): alpha split over the features."""
         return learning_params(alpha / self.network.spec.n_features, lam, nstep, exploration(explore), first,
-                               promote, restarts, restart_code, teacher_moves)
+                               promote, restarts, restart_code, teacher_moves, backup_all)
 
     def _path(self, thread: int) -> tuple[np.ndarray, np.ndarray]:
         """A thread's episode path for the kernels: (boards, (reward, updated V) per move)."""
@@ -268,12 +268,13 @@ class Learner:
         ``promote``: a multistage network's new stage starts from the previous stage's weights.
         ``restarts``: that share of episodes starts from boards kept from earlier games, each game's
         first board with a tile code >= ``restart_code``. ``target``: ``"sample"``, the next move's r + V, or
-        ``"expected"``, the mean over every new tile of the best move's r + V (see :data:`td2048.settings.TARGETS`).
+        ``"expected"``, the mean over every new tile of the best move's r + V (see :data:`td2048.settings.TARGETS`);
+        ``"expected-all"``, the same for every legal move's afterstate of each position played.
         ``teacher``: distillation (:func:`td2048.teacher.teacher_arrays`): each position played moves toward
         perfect play's exact value instead, and a share ``teacher_moves`` of the episodes follows perfect play."""
         if target not in TARGETS:
             raise TD2048Error(f"a learner's target is one of {', '.join(TARGETS)}, not {target!r}")
-        expected = target == "expected"
+        expected = target in ("expected", "expected-all")
         # TD on threads: on copies when merge_seconds is set, else (and always for TC) on the network's own weights
         copies = self.threads > 1 and not tc and self.merge_seconds is not None
         tracked_tc = tc and self.change_flags is not None
@@ -298,7 +299,7 @@ class Learner:
             self._regions = np.zeros((self.threads, dirty_size(self.network.weights.size)), np.uint8)
         mode_code = self._mode_code(mode)
         params = self._params(alpha, lam, nstep, explore, first_episode, promote, restarts, restart_code,
-                              teacher_moves)
+                              teacher_moves, target == "expected-all")
         scores = np.zeros(episodes, np.int64)
         max_codes = np.zeros(episodes, np.int64)
         moves = np.zeros(episodes, np.int64)

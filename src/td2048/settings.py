@@ -32,9 +32,11 @@ from td2048.network import Network
 from td2048.spec import METHODS, NetworkSpec, format_bytes, parse_network, parse_size, parse_stages
 
 UPDATE_MODES = ("backward", "forward")
-TARGETS = ("sample", "expected")
+TARGETS = ("sample", "expected", "expected-all")
 """What an update moves V toward (``--target``): ``sample``, the next move actually played (TD(0) and its
-returns); ``expected``, the mean over every new tile, with its probability, of the best move's r + V."""
+returns); ``expected``, the mean over every new tile, with its probability, of the best move's r + V;
+``expected-all``, the same, and for every legal move's afterstate of each position played, not only the
+played one's (``--update forward``)."""
 MAX_DEPTH = 8  # a depth-8 search of one open board already takes minutes
 DEFAULT_TT_SIZE = "64MiB"  # per thread: 2M entries, more than a depth-4 game's searches fill
 TT_ENTRY_BYTES = 32  # key (2 words), depth, value: two entries to a cache line
@@ -130,7 +132,8 @@ class TrainSettings:
         Blocks between exact valuations (every ``exact_every`` x ``block`` episodes); None: 1 with ``exact``.
     target : str
         What an update moves V toward (:data:`TARGETS`): ``"sample"``, the next move's r + V; ``"expected"``,
-        the mean over every new tile of the best move's r + V, each update moving V by exactly alpha x the error.
+        the mean over every new tile of the best move's r + V, each update moving V by exactly alpha x the error;
+        ``"expected-all"``: the same for every legal move's afterstate of each position played (forward updates).
     teacher : str or None
         Distillation: a solution file of the run's board and game (``td2048 solve --out``); each position played
         moves toward perfect play's exact value, by exactly alpha x the error. None: learning from play alone.
@@ -203,9 +206,12 @@ class TrainSettings:
             raise TD2048Error("--lambda and --nstep are two kinds of return: give one of them")
         if self.target not in TARGETS:
             raise TD2048Error(f"--target must be one of {', '.join(TARGETS)}, not {self.target!r}")
-        if self.target == "expected" and (self.lam > 0 or self.nstep > 1):
-            raise TD2048Error("--target expected looks one move ahead over every new tile: it takes no --lambda "
-                              "or --nstep")
+        if self.target == "expected-all" and self.update != "forward":
+            raise TD2048Error("--target expected-all backs up each position's moves as it is played: it needs "
+                              "--update forward")
+        if self.target != "sample" and (self.lam > 0 or self.nstep > 1):
+            raise TD2048Error(f"--target {self.target} looks one move ahead over every new tile: it takes no "
+                              "--lambda or --nstep")
         if self.teacher is not None:
             self.teacher = os.fspath(self.teacher)
             if self.target != "sample" or self.lam > 0 or self.nstep > 1:

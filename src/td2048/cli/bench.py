@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         board = "" if result["board"] == "4x4" else f"{result['board']} board, "
         print(f"{result['game']}, {board}network {result['network']} ({result['isomorphisms']} isomorphisms), "
               f"{result['method']} values, {result['update']} updates{' with TC' if result['tc'] else ''}"
-              f"{', expected targets' if result['target'] == 'expected' else ''}"
+              f"{', targets ' + result['target'] if result['target'] != 'sample' else ''}"
               f"{' on records' if result['tc_records'] else ''}, "
               f"{result['threads']} thread(s){copies}, {start}")
         print(f"  train: {result['train_moves_per_s']:>12,.0f} moves/s  ({result['train_moves']:,} moves "

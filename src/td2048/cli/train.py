@@ -57,7 +57,8 @@ alpha / (tuples x isomorphisms) of the TD error (the course demo's convention; w
 On the small boards (2x2, 2x3, 2x4, 3x3 and their transposes) a run that names no --network
 trains the board's recipe (td2048.recipes): the network, method and length that come closest to
 perfect play from play alone (on 2x2 and 2x3 a whole-board network with --target expected, alpha 1
-and optimistic values: perfect play, or within 0.01% of it); an option given overrides its part.
+and optimistic values: perfect play, or within 0.01% of it; on 2x4 the whole board with expected
+targets for every move, on two threads); an option given overrides its part.
 
 Every --block episodes the block table is printed: episodes so far, avg and max score,
 then per tile the share of the block's games that reached it and (in brackets) the share
@@ -139,7 +140,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="what an update moves V toward: sample (default), the next move's r + V (TD(0)); expected, "
                         "the mean over every new tile, with its probability, of the best move's r + V, each update "
                         "moving V by exactly alpha x the error (a whole-board network at alpha 1 from --optimistic "
-                        "values learns perfect play: real-time dynamic programming); no --lambda or --nstep")
+                        "values learns perfect play: real-time dynamic programming); expected-all, the same for every "
+                        "legal move's afterstate of each position played, not only the played one's (4x the work a "
+                        "move; needs --update forward). No --lambda or --nstep")
     p.add_argument("--teacher", default=None, metavar="SOLUTION",
                    help="distillation: a solution file of the run's board and game (td2048 solve --out); each "
                         "position played moves toward perfect play's exact value, by exactly --alpha x the error. "
@@ -372,7 +375,8 @@ def _train(args: argparse.Namespace, training) -> int:
     if settings.workers:
         where = (f"{settings.workers} Ray worker(s) of {where} on {len(set(training.learner.nodes))} node(s), "
                  f"synced every {settings.sync_every:g} s")
-    updates = f"{settings.update} updates" + (", expected targets" if settings.target == "expected" else "")
+    targets = {"expected": ", expected targets", "expected-all": ", expected targets for every move"}
+    updates = f"{settings.update} updates" + targets.get(settings.target, "")
     if settings.teacher is not None:
         updates = f"distilled from {settings.teacher} ({settings.teacher_moves:g} of the episodes perfect play's)"
     say(f"# td2048 {__version__} {verb} ({settings.game}): {training.network.spec.describe(settings.game)}; "

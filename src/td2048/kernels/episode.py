@@ -24,6 +24,7 @@ see terminal boards among the candidates, learn that they are worth nothing).
 # ruff: noqa: F821  (value, update_of, move, np, njit, ... come from the generated module)
 from td2048.kernels.params import (
     ALPHA_SPLIT,
+    BACKUP_ALL,
     EXPLORE_E0,
     EXPLORE_E1,
     EXPLORE_EPISODES,
@@ -276,6 +277,13 @@ def play_from(table, w, dirty, rng, mode, params, path, board, score, steps, pre
                 feature_indices(board, xs, np.int64(12))
                 update_of(w, dirty, xs, np.int64(12), best_total(table, w, board, work),
                           exact_share(xs, np.int64(12), alpha_split))
+            elif params[BACKUP_ALL] > 0.0:  # every legal move's afterstate of s_t toward its expected target
+                for m in range(4):
+                    candidate = load_board(work[1], m)
+                    if candidate != board:
+                        row = 4 * bank + m
+                        update_of(w, dirty, xs, row, expected_target(table, w, candidate, work),
+                                  exact_share(xs, row, alpha_split))
             else:  # s'_t toward its expected target, as soon as it is chosen
                 update_of(w, dirty, xs, row, expected_target(table, w, after, work), exact_share(xs, row, alpha_split))
         elif mode == FORWARD and steps > 0 and not STATE_VALUES:

@@ -21,7 +21,8 @@ PROMOTE = 8  # 1.0: a multistage network's new stage starts from the previous st
 RESTARTS = 9  # share of episodes started from a kept board instead of a new game (0: none)
 RESTART_CODE = 10  # a new game keeps its first board with a tile code at least this, for restarts
 TEACHER_MOVES = 11  # distillation: the share of episodes that follow perfect play's moves (the others the network's)
-N_PARAMS = 12
+BACKUP_ALL = 12  # 1.0: expected targets back up every legal move's afterstate of a position played, not only its own
+N_PARAMS = 13
 
 NO_EXPLORATION = (0.0, 0.0, 0.0, 0.0)
 
@@ -29,7 +30,7 @@ NO_EXPLORATION = (0.0, 0.0, 0.0, 0.0)
 def learning_params(alpha_split: float, lam: float = 0.0, nstep: int = 0,
                     explore: tuple[float, float, float, float] = NO_EXPLORATION, first_episode: int = 0,
                     promote: bool = True, restarts: float = 0.0, restart_code: int = 0,
-                    teacher_moves: float = 0.0) -> np.ndarray:
+                    teacher_moves: float = 0.0, backup_all: bool = False) -> np.ndarray:
     """The vector the learning kernels read.
 
     Parameters
@@ -53,6 +54,8 @@ def learning_params(alpha_split: float, lam: float = 0.0, nstep: int = 0,
         Tile code whose first board a new game keeps for restarts.
     teacher_moves : float
         Distillation: the share of episodes that follow perfect play's moves.
+    backup_all : bool
+        Expected targets (forward): back up every legal move's afterstate of each position played.
 
     Returns
     -------
@@ -69,11 +72,12 @@ def learning_params(alpha_split: float, lam: float = 0.0, nstep: int = 0,
     params[RESTARTS] = restarts
     params[RESTART_CODE] = restart_code
     params[TEACHER_MOVES] = teacher_moves
+    params[BACKUP_ALL] = float(backup_all)
     return params
 
 
 # the names the generated kernel modules import (td2048.kernels.codegen)
 POSITIONS = ("ALPHA_SPLIT", "LAMBDA", "NSTEP", "EXPLORE_KIND", "EXPLORE_E0", "EXPLORE_E1", "EXPLORE_EPISODES",
-             "FIRST_EPISODE", "PROMOTE", "RESTARTS", "RESTART_CODE", "TEACHER_MOVES")
+             "FIRST_EPISODE", "PROMOTE", "RESTARTS", "RESTART_CODE", "TEACHER_MOVES", "BACKUP_ALL")
 
 __all__ = [*POSITIONS, "N_PARAMS", "NO_EXPLORATION", "POSITIONS", "learning_params"]
