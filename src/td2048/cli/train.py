@@ -256,7 +256,10 @@ def _new_settings(given: dict) -> TrainSettings:
         given.setdefault("method", header.get("method", "afterstate"))
     if "network" not in given and "init" not in given:  # each board has its own default network: its recipe's
         board = BoardShape.parse(given.get("board", "4x4"))
-        for key, value in recipe(board.name, given.get("game", "2048")).items():
+        plan = recipe(board.name, given.get("game", "2048"))
+        if "teacher" in given:  # distillation measures the recipe's network, not its way of learning
+            plan = {key: value for key, value in plan.items() if key in ("network", "clamp", "isomorphisms")}
+        for key, value in plan.items():
             given.setdefault(key, value)
         given.setdefault("network", default_network(board))
     settings = TrainSettings(**given)

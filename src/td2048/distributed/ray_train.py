@@ -506,7 +506,7 @@ class RayLearner:
     def run(self, episodes: int, mode: str = "backward", alpha: float = 0.1, lam: float = 0.0, nstep: int = 0,
             explore: str = "none", first_episode: int = 0, tc: bool = False, promote: bool = True,
             restarts: float = 0.0, restart_code: int = 0, tc_start_rate: float = 1.0,
-            target: str = "sample") -> EpisodeBlock:
+            target: str = "sample", teacher=None, teacher_moves: float = 0.5) -> EpisodeBlock:
         """Learn from ``episodes`` episodes on the workers, syncing them every ``sync_seconds``.
 
         Parameters
@@ -516,12 +516,16 @@ class RayLearner:
         mode, alpha, lam, nstep, explore, first_episode, tc, promote, restarts, restart_code, tc_start_rate, target
             As :meth:`td2048.learn.Learner.run` takes them (``first_episode``: the block's first
             episode; each piece's schedule counts from its own first episode).
+        teacher, teacher_moves
+            Distillation learns in one process: ``teacher`` must be None (``teacher_moves`` is then unused).
 
         Returns
         -------
         EpisodeBlock
             Every episode's results, in the block's order.
         """
+        if teacher is not None:
+            raise TD2048Error("distillation (--teacher) learns in this process, not on Ray workers")
         options = {"mode": mode, "alpha": alpha, "lam": lam, "nstep": nstep, "explore": explore, "tc": tc,
                    "promote": promote, "restarts": restarts, "restart_code": restart_code,
                    "tc_start_rate": tc_start_rate, "target": target}

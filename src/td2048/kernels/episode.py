@@ -315,13 +315,16 @@ def play_from(table, w, dirty, rng, mode, params, path, board, score, steps, pre
             td_update(w, dirty, board, 0.0, alpha_split)
         elif mode == BACKWARD:
             store_board(path_after, steps, board)
-            if not EXPECTED_TARGET:
+            if EXPECTED_TARGET:
+                expected_updates(table, w, dirty, params, path, steps + 1, work)
+            else:
                 backward_updates(w, dirty, params, path, steps + 1, xs)
-    if EXPECTED_TARGET and mode == BACKWARD:
-        expected_updates(table, w, dirty, params, path, steps + 1 if STATE_VALUES else steps, work)
-    elif mode == FORWARD and steps > 0 and not EXPECTED_TARGET:
+    elif EXPECTED_TARGET:  # forward: each afterstate was updated as it was chosen
+        if mode == BACKWARD:
+            expected_updates(table, w, dirty, params, path, steps, work)
+    elif mode == FORWARD and steps > 0:
         update_row(w, dirty, xs, previous_row, 0.0, alpha_split)
-    elif mode == BACKWARD and not EXPECTED_TARGET:
+    elif mode == BACKWARD:
         backward_updates(w, dirty, params, path, steps, xs)
     return score, steps, board, previous, False
 
