@@ -9,7 +9,6 @@ import os
 import resource
 import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -28,15 +27,20 @@ fit --memory-limit is refused before it starts, with its estimate (3x4, 4x3 and 
 """
 
 
-# bytes a position takes in a solution file (2x4: 438 MB for 4,980,767 positions, both aims)
-FILE_BYTES_PER_POSITION = 90
+# bytes a position takes in a solution file: its key and expected score; with --reach about ten reach
+# probabilities more; and while solving, its key in the forward pass's temporary file
+FILE_BYTES_PER_POSITION = 16
+REACH_BYTES_PER_POSITION = 96
+WORK_BYTES_PER_POSITION = 8
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--board", type=board_arg, required=True, metavar="RxC",
                    help="the board, RxC: 2x2, 2x3, 3x2, 2x4, 4x2, 3x3")
     p.add_argument("--game", choices=("2048", "2584"), default="2048", help="the game (default 2048)")
-    p.add_argument("--out", metavar="FILE", help="write the solution file (every position's values)")
+    p.add_argument("--out", metavar="FILE", help="write the solution file (every position's expected score)")
+    p.add_argument("--reach", action="store_true",
+                   help="with --out: write each position's tile reach probabilities too (a file about 6 times larger)")
     p.add_argument("--from", dest="source", metavar="FILE",
                    help="read a solution file instead of solving (refused if of another board or game, or altered)")
     p.add_argument("--memory-limit", type=size_arg, metavar="SIZE",
@@ -69,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         started = time.perf_counter()
         solution = load_solution(args.source, board, args.game)
         if args.out:
-            solution.save(args.out)
+            solution.save(args.out, reach=args.reach)
         return _report(args, board, solution, time.perf_counter() - started)
     limit = args.memory_limit or machine_memory()
     from td2048.solve import estimate_bytes, estimate_positions
@@ -84,8 +88,9 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else None
     if out is not None and not out.parent.is_dir():
         raise TD2048Error(f"cannot write {out}: no directory {out.parent}")
-    if out is not None:  # the file, and its temporary copy while it is written atomically
-        file_bytes = 2 * FILE_BYTES_PER_POSITION * estimate_positions(board, args.game)
+    if out is not None:  # the file, and the keys the forward pass keeps beside it
+        per_position = (REACH_BYTES_PER_POSITION if args.reach else FILE_BYTES_PER_POSITION) + WORK_BYTES_PER_POSITION
+        file_bytes = per_position * estimate_positions(board, args.game)
         free = shutil.disk_usage(out.parent).free
         if file_bytes > free:
             raise TD2048Error(f"the solution of {args.game} on {board.name} takes about {format_bytes(file_bytes)} "
@@ -103,16 +108,11 @@ def run(args: argparse.Namespace) -> int:
             bars[0].count(done)
 
     started = time.perf_counter()
-    spill = _Spill(out) if out is not None else None
     try:
-        solution = solve(board, args.game, on_values=spill.add if spill else None, on_progress=on_progress)
-        if spill is not None:
-            solution.save(out, values=spill.get)
+        solution = solve(board, args.game, out=out, reach=args.reach, on_progress=on_progress)
     finally:
         for bar in bars:
             bar.clear()
-        if spill is not None:
-            spill.close()
     return _report(args, board, solution, time.perf_counter() - started)
 
 
@@ -137,37 +137,3 @@ def _report(args, board, solution, seconds: float) -> int:
                           "expected_score": solution.expected_score, "reach": reach, "seconds": seconds,
                           "peak_memory_bytes": peak}))
     return 0
-
-
-class _Spill:
-    """The layers' values as they come (largest tile sum first), in a temporary file beside the output."""
-
-    def __init__(self, out: Path):
-        from td2048.errors import TD2048Error
-
-        try:
-            fd, self.path = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".values", dir=out.parent)
-        except OSError as e:
-            raise TD2048Error(f"cannot write {out}: {e.strerror}") from None
-        self.file = os.fdopen(fd, "w+b")
-        self.layers: dict[int, tuple[int, tuple[int, int]]] = {}
-        self.map = None
-
-    def add(self, i, values) -> None:
-        self.layers[i] = (self.file.tell(), values.shape)
-        values.astype("<f8").tofile(self.file)
-
-    def get(self, i):
-        import numpy as np
-
-        if self.map is None:
-            self.file.flush()
-            self.map = np.memmap(self.path, "<f8", "r") if os.path.getsize(self.path) else np.zeros(0)
-        at, shape = self.layers[i]
-        return self.map[at // 8: at // 8 + shape[0] * shape[1]].reshape(shape)
-
-    def close(self) -> None:
-        self.map = None
-        self.file.close()
-        with contextlib.suppress(OSError):
-            os.unlink(self.path)

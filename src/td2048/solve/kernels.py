@@ -15,6 +15,8 @@ stand-in of the right type) and the flag ``wide``, so that one compiled version 
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
 from td2048.config import njit
@@ -145,99 +147,233 @@ def find(keys, key):
     return -1
 
 
-@njit
-def _expand_one(key, base, wide, table4, table5, vertical, frame, n, perms, col_shift, row_shift, square, small, big):
-    codes = np.zeros(16, np.int64)
-    for d in range(4):
-        lo, hi, reward, legal = slide(key, d, wide, table4, table5, vertical, frame, n)
-        for cell in range(n):
-            j = base + d * n + cell
-            if legal and is_empty(lo, hi, cell, frame):
-                small[j] = child_key(lo, hi, cell, 1, wide, frame, n, perms, col_shift, row_shift, square, codes)
-                big[j] = child_key(lo, hi, cell, 2, wide, frame, n, perms, col_shift, row_shift, square, codes)
-            else:
-                small[j] = ~_U0
-                big[j] = ~_U0
-    return max_code(key, wide, frame, n)
+EMPTY = ~_U0  # an unused slot of a hash set (no key is all ones)
+_GOLDEN = U64(0x9E3779B97F4A7C15)
+
+
+@njit(inline="always")
+def orientations(lo, hi, wide, frame, n, perms, col_shift, row_shift, square, out):
+    """Fill ``out`` with the board's image under each symmetry (the boards :func:`canon4` and :func:`canon5`
+    take the least of) and return how many there are. Each image is linear in the cells: the image of a board
+    with one more tile is the board's image with that tile at the cell's image (:func:`cell_shifts`)."""
+    if wide:
+        m = perms.shape[0]
+        for k in range(m):
+            out[k] = _U0
+        for i in range(n):
+            f = U64(frame[i])
+            c = ((lo >> (U64(4) * f)) & _U15) | (((hi >> f) & _U1) << U64(4))
+            for k in range(m):
+                out[k] |= c << U64(5 * perms[k, i])
+        return m
+    mb = mirror(lo) >> col_shift
+    fb = flip(lo) >> row_shift
+    mf = mirror(fb) >> col_shift
+    out[0] = lo
+    out[1] = mb
+    out[2] = fb
+    out[3] = mf
+    if square:
+        out[4] = transpose(lo)
+        out[5] = transpose(mb)
+        out[6] = transpose(fb)
+        out[7] = transpose(mf)
+        return 8
+    return 4
 
 
 @njit
-def expand(first, last, keys, wide, table4, table5, vertical, frame, n, perms, col_shift, row_shift, square, small,
-           big):
-    """The children of positions ``first .. last - 1`` of a layer: keys of each position's moves with a new tile
-    of code 1 (``small``, ``[len(keys) * 4 * n]``) and of code 2 (``big``); unused slots are ~0. Returns the
-    largest code among those positions (run over parts of a layer on threads: :func:`td2048.threads.split_range`)."""
-    best = 0
-    for s in range(first, last):
-        top = _expand_one(keys[s], s * 4 * n, wide, table4, table5, vertical, frame, n, perms, col_shift, row_shift,
-                          square, small, big)
-        if top > best:
-            best = top
+def cell_shifts(wide, frame, n, perms, col_shift, row_shift, square):
+    """``[8, n]``: the bit offset of board cell i in the board's image under symmetry k (:func:`orientations`)."""
+    out = np.zeros((8, n), np.uint64)
+    images = np.zeros(8, np.uint64)
+    for cell in range(n):
+        m = orientations(_U1 << U64(4 * frame[cell]), _U0, wide, frame, n, perms, col_shift, row_shift, square,
+                         images)
+        for k in range(m):
+            bit = 0
+            while (images[k] >> U64(bit)) != _U1:
+                bit += 1
+            out[k, cell] = U64(bit)
+    return out
+
+
+@njit(inline="always")
+def oriented_child(images, m, shifts, cell, code):
+    """The key of an afterstate (its images ``images[:m]``) with a new tile ``code`` on empty board cell ``cell``:
+    the least image, as :func:`child_key`, at the cost of ``m`` ORs."""
+    best = images[0] | (U64(code) << shifts[0, cell])
+    for k in range(1, m):
+        c = images[k] | (U64(code) << shifts[k, cell])
+        if c < best:
+            best = c
+    return best
+
+
+@njit(inline="always")
+def _slot(key, mask):
+    return np.int64((key * _GOLDEN) >> U64(32)) & mask
+
+
+@njit(inline="always")
+def set_add(table, key):
+    """Add ``key`` to an open-addressing hash set (``EMPTY`` slots); True if it was not there."""
+    mask = table.shape[0] - 1
+    i = _slot(key, mask)
+    while True:
+        k = table[i]
+        if k == key:
+            return False
+        if k == EMPTY:
+            table[i] = key
+            return True
+        i = (i + 1) & mask
+
+
+@njit
+def _grown(table):
+    out = np.full(2 * table.shape[0], EMPTY, np.uint64)
+    for i in range(table.shape[0]):
+        if table[i] != EMPTY:
+            set_add(out, table[i])
+    return out
+
+
+@njit
+def _members(table, count):
+    out = np.empty(count, np.uint64)
+    j = 0
+    for i in range(table.shape[0]):
+        if table[i] != EMPTY:
+            out[j] = table[i]
+            j += 1
+    return radix_sort(out)
+
+
+@njit
+def radix_sort(a):
+    """``a`` sorted (a new array): least significant digit first, 11 bits a pass, as many passes as the largest
+    key has bits (four for a 3x3 board's keys), several times faster than ``np.sort`` on keys."""
+    n = a.shape[0]
+    if n < 256:
+        return np.sort(a)
+    top = _U0
+    for i in range(n):
+        top |= a[i]
+    bits = 0
+    while bits < 64 and (top >> U64(bits)) != _U0:
+        bits += 1
+    src = a.copy()
+    dst = np.empty_like(a)
+    counts = np.zeros(2048, np.int64)
+    shift = 0
+    while shift < bits:
+        counts[:] = 0
+        for i in range(n):
+            counts[np.int64((src[i] >> U64(shift)) & U64(2047))] += 1
+        total = 0
+        for b in range(2048):
+            c = counts[b]
+            counts[b] = total
+            total += c
+        for i in range(n):
+            d = np.int64((src[i] >> U64(shift)) & U64(2047))
+            dst[counts[d]] = src[i]
+            counts[d] += 1
+        src, dst = dst, src
+        shift += 11
+    return src
+
+
+def table_size(count: int) -> int:
+    """A hash table's size for ``count`` keys: a power of two at least twice as large."""
+    size = 1024
+    while size < 2 * count:
+        size *= 2
+    return size
+
+
+@njit(inline="always")
+def key_board(key, wide, frame, n):
+    """(lo, hi): the frame board of a key (hi, the codes' fifth bits, is 0 for 2048)."""
+    if not wide:
+        return key, _U0
+    lo = _U0
+    hi = _U0
+    for i in range(n):
+        c = (key >> U64(5 * i)) & _U31
+        lo |= (c & _U15) << U64(4 * frame[i])
+        hi |= (c >> U64(4)) << U64(frame[i])
+    return lo, hi
+
+
+@njit(inline="always")
+def least(images, m):
+    best = images[0]
+    for k in range(1, m):
+        if images[k] < best:
+            best = images[k]
     return best
 
 
 @njit
-def _value_one(s, key, wide, table4, table5, vertical, frame, n, perms, col_shift, row_shift, square,
-               keys_small, values_small, keys_big, values_big, out):
-    aims = out.shape[1]
-    codes = np.zeros(16, np.int64)
-    acc = np.zeros(aims, np.float64)
-    best = np.full(aims, -1.0)
-    missing = 0
-    for d in range(4):
-        lo, hi, reward, legal = slide(key, d, wide, table4, table5, vertical, frame, n)
-        if not legal:
-            continue
-        empty = 0
-        for cell in range(n):
-            if is_empty(lo, hi, cell, frame):
-                empty += 1
-        for a in range(aims):
-            acc[a] = 0.0
-        p_cell = 1.0 / empty
-        for cell in range(n):
-            if not is_empty(lo, hi, cell, frame):
-                continue
-            k1 = child_key(lo, hi, cell, 1, wide, frame, n, perms, col_shift, row_shift, square, codes)
-            i1 = find(keys_small, k1)
-            k2 = child_key(lo, hi, cell, 2, wide, frame, n, perms, col_shift, row_shift, square, codes)
-            i2 = find(keys_big, k2)
-            if i1 < 0 or i2 < 0:
-                missing += 1
-                continue
-            for a in range(aims):
-                acc[a] += p_cell * (P_SMALL * values_small[i1, a] + P_BIG * values_big[i2, a])
-        acc[0] += reward
-        for a in range(aims):
-            if acc[a] > best[a]:
-                best[a] = acc[a]
-    top = max_code(key, wide, frame, n)
-    if best[0] < 0.0:  # no legal move: the end of the game
-        for a in range(aims):
-            best[a] = 0.0
-    for a in range(1, aims):
-        if a <= top:
-            best[a] = 1.0
-    for a in range(aims):
-        out[s, a] = best[a]
-    return missing
+def merge_unique(a, b):
+    """The sorted union of two sorted arrays of distinct keys."""
+    out = np.empty(a.shape[0] + b.shape[0], np.uint64)
+    i = 0
+    j = 0
+    k = 0
+    while i < a.shape[0] and j < b.shape[0]:
+        if a[i] < b[j]:
+            out[k] = a[i]
+            i += 1
+        elif b[j] < a[i]:
+            out[k] = b[j]
+            j += 1
+        else:
+            out[k] = a[i]
+            i += 1
+            j += 1
+        k += 1
+    while i < a.shape[0]:
+        out[k] = a[i]
+        i += 1
+        k += 1
+    while j < b.shape[0]:
+        out[k] = b[j]
+        j += 1
+        k += 1
+    return out[:k].copy()
 
 
 @njit
-def layer_values(first, last, keys, wide, table4, table5, vertical, frame, n, perms, col_shift, row_shift, square,
-                 keys_small, values_small, keys_big, values_big, out):
-    """The values of positions ``first .. last - 1`` of a layer from those of the layers their children lie in.
+def build_index(keys):
+    """A hash index of a layer's sorted keys: ``index[slot]`` = position + 1, 0 where empty (:func:`lookup`)."""
+    size = 1024
+    while size < 2 * keys.shape[0]:
+        size *= 2
+    index = np.zeros(size, np.int32)
+    mask = size - 1
+    for j in range(keys.shape[0]):
+        i = _slot(keys[j], mask)
+        while index[i] != 0:
+            i = (i + 1) & mask
+        index[i] = j + 1
+    return index
 
-    ``out[s, 0]``: the expected score of position s under the play that maximises it; ``out[s, c]`` for
-    c >= 1: the probability of ever holding a tile of code >= c under the play that maximises it. A
-    position with no legal move scores 0 and reaches only the codes it holds. Returns the number of
-    children not found (0 unless the layers are inconsistent).
-    """
-    missing = 0
-    for s in range(first, last):
-        missing += _value_one(s, keys[s], wide, table4, table5, vertical, frame, n, perms, col_shift, row_shift,
-                              square, keys_small, values_small, keys_big, values_big, out)
-    return missing
+
+@njit(inline="always")
+def lookup(index, keys, key):
+    """The position of ``key`` in the layer ``keys`` through its :func:`build_index` (-1 if absent)."""
+    mask = index.shape[0] - 1
+    i = _slot(key, mask)
+    while True:
+        j = index[i]
+        if j == 0:
+            return -1
+        if keys[j - 1] == key:
+            return j - 1
+        i = (i + 1) & mask
 
 
 @njit
@@ -256,3 +392,151 @@ def canonical_keys(boards, wide, frame, n, perms, col_shift, row_shift, square):
                 b |= U64(boards[j, i]) << U64(4 * frame[i])
             out[j] = canon4(b, col_shift, row_shift, square)
     return out
+
+
+def _compiled(wide_variant: bool) -> SimpleNamespace:
+    """The layer kernels compiled for one game: ``wide`` is a constant in them, so that each game's code has no
+    branch of the other's (2048's slides and symmetries run about twice as fast). Each kernel still takes the
+    ``wide`` argument of :attr:`td2048.solve.layers.Rules.args` (unused)."""
+    @njit
+    def afterstates_part(first, last, keys, _wide, table4, table5, vertical, frame, n, perms, col_shift, row_shift,
+                         square, size):
+        """The afterstates of positions ``first .. last - 1`` of a layer (every legal move's board), up to symmetry
+        and deduplicated: (the largest code those positions hold, their sorted keys). Many positions share an
+        afterstate (on 3x3 about four (position, move) pairs each), so the children are made from these.
+
+        Runs on a part of a layer (on threads: :func:`td2048.threads.split_range`); the parts' results are merged
+        by :func:`merge_unique`. ``size``: the hash set's first size (a power of two; it grows at half full)."""
+        wide = wide_variant
+        table = np.full(size, EMPTY, np.uint64)
+        count = 0
+        images = np.zeros(8, np.uint64)
+        top = 0
+        for s in range(first, last):
+            key = keys[s]
+            c = max_code(key, wide, frame, n)
+            if c > top:
+                top = c
+            for d in range(4):
+                lo, hi, reward, legal = slide(key, d, wide, table4, table5, vertical, frame, n)
+                if not legal:
+                    continue
+                m = orientations(lo, hi, wide, frame, n, perms, col_shift, row_shift, square, images)
+                if set_add(table, least(images, m)):
+                    count += 1
+                    if 2 * count > table.shape[0]:
+                        table = _grown(table)
+        return top, _members(table, count)
+
+    @njit
+    def expand_part(first, last, afters, _wide, frame, n, perms, col_shift, row_shift, square, shifts, size):
+        """The children of afterstates ``first .. last - 1`` of a layer (:func:`afterstates_part`), deduplicated: (the
+        sorted keys of those with a new tile of code 1, those with code 2). Runs on parts of a layer as
+        :func:`afterstates_part`."""
+        wide = wide_variant
+        small = np.full(size, EMPTY, np.uint64)
+        big = np.full(size, EMPTY, np.uint64)
+        n_small = 0
+        n_big = 0
+        images = np.zeros(8, np.uint64)
+        for s in range(first, last):
+            lo, hi = key_board(afters[s], wide, frame, n)
+            m = orientations(lo, hi, wide, frame, n, perms, col_shift, row_shift, square, images)
+            for cell in range(n):
+                if not is_empty(lo, hi, cell, frame):
+                    continue
+                if set_add(small, oriented_child(images, m, shifts, cell, 1)):
+                    n_small += 1
+                    if 2 * n_small > small.shape[0]:
+                        small = _grown(small)
+                if set_add(big, oriented_child(images, m, shifts, cell, 2)):
+                    n_big += 1
+                    if 2 * n_big > big.shape[0]:
+                        big = _grown(big)
+        return _members(small, n_small), _members(big, n_big)
+
+    @njit
+    def afterstate_values(first, last, afters, _wide, frame, n, perms, col_shift, row_shift, square, shifts, keys_small,
+                          index_small, values_small, keys_big, index_big, values_big, out):
+        """The values of afterstates ``first .. last - 1`` of a layer: the mean over each empty cell and new tile of
+        the child position's values (each child layer with its :func:`build_index`). ``out[s, 0]``: the expected
+        score from there on; ``out[s, c]``: the probability of ever holding a tile of code >= c (1 for a code the
+        afterstate holds). Returns the number of children not found (0 unless the layers are inconsistent)."""
+        wide = wide_variant
+        aims = out.shape[1]
+        images = np.zeros(8, np.uint64)
+        missing = 0
+        for s in range(first, last):
+            key = afters[s]
+            lo, hi = key_board(key, wide, frame, n)
+            top = max_code(key, wide, frame, n)
+            m = orientations(lo, hi, wide, frame, n, perms, col_shift, row_shift, square, images)
+            empty = 0
+            for cell in range(n):
+                if is_empty(lo, hi, cell, frame):
+                    empty += 1
+            p_cell = 1.0 / empty
+            for a in range(aims):
+                out[s, a] = 0.0
+            for cell in range(n):
+                if not is_empty(lo, hi, cell, frame):
+                    continue
+                i1 = lookup(index_small, keys_small, oriented_child(images, m, shifts, cell, 1))
+                i2 = lookup(index_big, keys_big, oriented_child(images, m, shifts, cell, 2))
+                if i1 < 0 or i2 < 0:
+                    missing += 1
+                    continue
+                out[s, 0] += p_cell * (P_SMALL * values_small[i1, 0] + P_BIG * values_big[i2, 0])
+                for a in range(top + 1, aims):  # the reach of a code the afterstate holds is 1: not summed
+                    out[s, a] += p_cell * (P_SMALL * values_small[i1, a] + P_BIG * values_big[i2, a])
+            for a in range(1, min(top + 1, aims)):
+                out[s, a] = 1.0
+        return missing
+
+    @njit
+    def layer_values(first, last, keys, _wide, table4, table5, vertical, frame, n, perms, col_shift, row_shift, square,
+                     afters, index_afters, values_afters, out):
+        """The values of positions ``first .. last - 1`` of a layer: for each aim the best legal move's reward (the
+        score) plus its afterstate's value (:func:`afterstate_values`, found through its :func:`build_index`).
+
+        ``out[s, 0]``: the expected score of position s under the play that maximises it; ``out[s, c]`` for
+        c >= 1: the probability of ever holding a tile of code >= c under the play that maximises it. A
+        position with no legal move scores 0 and reaches only the codes it holds. Returns the number of
+        afterstates not found (0 unless the layers are inconsistent).
+        """
+        wide = wide_variant
+        aims = out.shape[1]
+        images = np.zeros(8, np.uint64)
+        missing = 0
+        for s in range(first, last):
+            key = keys[s]
+            top = max_code(key, wide, frame, n)
+            for a in range(aims):
+                out[s, a] = -1.0
+            for d in range(4):
+                lo, hi, reward, legal = slide(key, d, wide, table4, table5, vertical, frame, n)
+                if not legal:
+                    continue
+                m = orientations(lo, hi, wide, frame, n, perms, col_shift, row_shift, square, images)
+                j = lookup(index_afters, afters, least(images, m))
+                if j < 0:
+                    missing += 1
+                    continue
+                q = values_afters[j, 0] + reward
+                if q > out[s, 0]:
+                    out[s, 0] = q
+                for a in range(top + 1, aims):
+                    if values_afters[j, a] > out[s, a]:
+                        out[s, a] = values_afters[j, a]
+            if out[s, 0] < 0.0:  # no legal move: the end of the game
+                for a in range(aims):
+                    out[s, a] = 0.0
+            for a in range(1, min(top + 1, aims)):
+                out[s, a] = 1.0
+        return missing
+
+    return SimpleNamespace(afterstates_part=afterstates_part, expand_part=expand_part,
+                           afterstate_values=afterstate_values, layer_values=layer_values)
+
+
+COMPILED = {False: _compiled(False), True: _compiled(True)}  # by wide

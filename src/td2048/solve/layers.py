@@ -7,6 +7,7 @@ Each layer is a sorted, deduplicated ``np.uint64`` array of canonical keys (:mod
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -20,7 +21,6 @@ from td2048.games.tiles import GAMES, tile_value
 from td2048.games.wide import wide_row_table, wide_vertical_offset
 from td2048.threads import split_range
 
-CHUNK = 1 << 16  # positions expanded at once: children buffers of 2 x 8 x 4 n bytes a position
 MAX_CELLS_2048 = 12  # 4-bit cells hold codes up to 15: enough on at most 12 cells
 MAX_CELLS_2584 = 12  # 12 cells x 5 bits fit one uint64 key
 
@@ -70,6 +70,18 @@ class Rules:
         perms = np.array(shape.symmetries, np.int64)
         return (self.wide, table4, table5, np.int64(vertical), frame, np.int64(self.n), perms,
                 np.uint64(4 * (4 - shape.cols)), np.uint64(16 * (4 - shape.rows)), shape.square)
+
+    @property
+    def kernels(self):
+        """The layer kernels compiled for this game (:data:`td2048.solve.kernels.COMPILED`)."""
+        return kernels.COMPILED[self.wide]
+
+    @cached_property
+    def shifts(self) -> np.ndarray:
+        """The bit offset of each board cell in the board's image under each symmetry
+        (:func:`td2048.solve.kernels.cell_shifts`)."""
+        a = self.args
+        return kernels.cell_shifts(a[0], a[4], a[5], a[6], a[7], a[8], a[9])
 
     @property
     def tile_steps(self) -> tuple[int, int]:
@@ -130,38 +142,114 @@ def _read_only(a: np.ndarray) -> np.ndarray:
     return a
 
 
+class LayerStore:
+    """The layers' keys and afterstates, written as the forward pass finds them, read back by the backward pass.
+
+    In a temporary file (deleted on :meth:`close`) unless ``in_memory``: a solve then holds only the layers
+    it works on.
+
+    Parameters
+    ----------
+    directory : str or os.PathLike or None
+        Where the temporary file goes (None: the system's temporary directory).
+    in_memory : bool
+        Keep them in memory instead (small boards, and solves that keep every value).
+    """
+
+    def __init__(self, directory=None, in_memory: bool = False):
+        self.sums: list[int] = []
+        self.counts: list[int] = []
+        self.after_counts: list[int] = []
+        self._offsets: list[int] = []
+        self._held: list[tuple[np.ndarray, np.ndarray]] | None = [] if in_memory else None
+        self._file = None
+        if not in_memory:
+            try:
+                self._file = tempfile.TemporaryFile(prefix="td2048-keys-", dir=directory)
+            except OSError as e:
+                where = directory or "the temporary directory"
+                raise TD2048Error(f"cannot write the solver's temporary file in {where}: {e.strerror}") from None
+        self._size = 0
+
+    def add(self, tile_sum: int, keys: np.ndarray, afters: np.ndarray) -> None:
+        """Append the next layer (tile sums increasing): its positions' keys and its afterstates' keys."""
+        self.sums.append(int(tile_sum))
+        self.counts.append(len(keys))
+        self.after_counts.append(len(afters))
+        self._offsets.append(self._size)
+        if self._held is not None:
+            self._held.append((keys, afters))
+        else:
+            self._file.seek(self._size)
+            try:
+                np.ascontiguousarray(keys, "<u8").tofile(self._file)
+                np.ascontiguousarray(afters, "<u8").tofile(self._file)
+            except OSError as e:
+                raise TD2048Error(f"cannot write the solver's temporary file: {e.strerror or e}") from None
+        self._size += 8 * (len(keys) + len(afters))
+
+    def keys(self, i: int) -> np.ndarray:
+        """Layer i's sorted keys."""
+        if self._held is not None:
+            return self._held[i][0]
+        self._file.seek(self._offsets[i])
+        return np.fromfile(self._file, "<u8", self.counts[i]).astype(np.uint64, copy=False)
+
+    def afters(self, i: int) -> np.ndarray:
+        """Layer i's afterstates' sorted keys."""
+        if self._held is not None:
+            return self._held[i][1]
+        self._file.seek(self._offsets[i] + 8 * self.counts[i])
+        return np.fromfile(self._file, "<u8", self.after_counts[i]).astype(np.uint64, copy=False)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
 @dataclass
 class Layers:
     """The reachable positions by tile sum.
 
     Attributes
     ----------
-    sums : list of int
-        The tile sums of the layers, increasing.
-    keys : list of numpy.ndarray
-        Each layer's sorted canonical keys (``uint64``).
+    store : LayerStore
+        The layers' tile sums (increasing), counts, keys and afterstates.
     top_code : int
         The largest code any position holds.
     """
 
-    sums: list[int]
-    keys: list[np.ndarray]
+    store: LayerStore
     top_code: int
 
     @property
+    def sums(self) -> list[int]:
+        return self.store.sums
+
+    @property
+    def counts(self) -> list[int]:
+        return self.store.counts
+
+    @property
     def positions(self) -> int:
-        return int(sum(len(k) for k in self.keys))
+        return int(sum(self.store.counts))
 
-    def layer(self, tile_sum: int) -> np.ndarray | None:
-        """The keys of the layer of a tile sum (None if no position has it)."""
-        try:
-            return self.keys[self.sums.index(tile_sum)]
-        except ValueError:
-            return None
+    def keys(self, i: int) -> np.ndarray:
+        """Layer i's sorted keys."""
+        return self.store.keys(i)
+
+    def afters(self, i: int) -> np.ndarray:
+        """Layer i's afterstates' sorted keys."""
+        return self.store.afters(i)
 
 
-def enumerate_layers(rules: Rules, on_layer=None) -> Layers:
+def enumerate_layers(rules: Rules, on_layer=None, store: LayerStore | None = None) -> Layers:
     """Every position reachable from the start, up to symmetry.
+
+    Each layer's afterstates, then their children, are made on every core
+    (:func:`~td2048.solve.kernels.COMPILED`: ``afterstates_part``, then ``expand_part``; deduplicated in
+    hash sets, sorted), the parts merged into the afterstates of the layer and into the layers of the children.
 
     Parameters
     ----------
@@ -169,43 +257,37 @@ def enumerate_layers(rules: Rules, on_layer=None) -> Layers:
         The board and game.
     on_layer : callable or None
         Called as ``on_layer(tile_sum, positions)`` after each layer.
+    store : LayerStore or None
+        Where the keys go (None: in memory).
 
     Returns
     -------
     Layers
     """
+    store = store if store is not None else LayerStore(in_memory=True)
     start_keys, _, start_sums = rules.start()
-    pending: dict[int, list[np.ndarray]] = {}
+    pending: dict[int, np.ndarray] = {}
     for s in np.unique(start_sums):
-        pending.setdefault(int(s), []).append(start_keys[start_sums == s])
+        pending[int(s)] = start_keys[start_sums == s]
     small_step, big_step = rules.tile_steps
-    sums, layers, top = [], [], 0
-    args = rules.args
-    width = 4 * rules.n
+    top = 0
+    a = rules.args
+    shifts = rules.shifts
+    geometry = (a[0], a[4], a[5], a[6], a[7], a[8], a[9])  # wide, frame, n, perms, shifts of the frame, square
     while pending:
         s = min(pending)
-        parts = pending.pop(s)
-        keys = np.unique(np.concatenate(parts)) if len(parts) > 1 else parts[0]
-        sums.append(s)
-        layers.append(keys)
-        for lo in range(0, len(keys), CHUNK):
-            chunk = keys[lo:lo + CHUNK]
-            small = np.empty(len(chunk) * width, np.uint64)
-            big = np.empty(len(chunk) * width, np.uint64)
-            top = max(top, *(int(t) for t in split_range(kernels.expand, len(chunk), chunk, *args, small, big)))
+        keys = pending.pop(s)
+        size = kernels.table_size(min(len(keys), 1 << 20))
+        afters = np.zeros(0, np.uint64)
+        for part_top, part in split_range(rules.kernels.afterstates_part, len(keys), keys, *a, size):
+            top = max(top, int(part_top))
+            afters = kernels.merge_unique(afters, part)
+        store.add(s, keys, afters)
+        for small, big in split_range(rules.kernels.expand_part, len(afters), afters, *geometry, shifts, size):
             for step, children in ((small_step, small), (big_step, big)):
-                children = np.unique(children)
-                if len(children) and children[-1] == np.uint64(2**64 - 1):
-                    children = children[:-1]
                 if len(children):
-                    _merge_pending(pending, s + step, children)
+                    have = pending.get(s + step)
+                    pending[s + step] = children if have is None else kernels.merge_unique(have, children)
         if on_layer is not None:
             on_layer(s, len(keys))
-    return Layers(sums, layers, top)
-
-
-def _merge_pending(pending, tile_sum, children):
-    parts = pending.setdefault(tile_sum, [])
-    parts.append(children)
-    if len(parts) >= 8:  # keep the memory of the children waiting for a layer bounded
-        pending[tile_sum] = [np.unique(np.concatenate(parts))]
+    return Layers(store, top)

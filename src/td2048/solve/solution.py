@@ -6,25 +6,31 @@ The file (``td2048 solve --out FILE``), all numbers little-endian::
     bytes 8-15     uint64 H                            the header's length
     H bytes        the header, JSON in UTF-8, padded with spaces so that the payload starts at a
                    multiple of 64 bytes
-    payload        keys:   positions x uint64, layer by layer (tile sum increasing), each layer sorted
-                   values: positions x aims x float64, row by row, in the keys' order
+    payload        layer by layer, the largest tile sum first (the order the solver finishes them):
+                   keys:   the layer's positions x uint64, sorted
+                   values: the layer's positions x columns x float64, row by row, in the keys' order
 
 The header::
 
-    {"format": "td2048-solution", "version": 1, "board": "3x3", "game": "2048",
-     "layers": [[tile_sum, positions], ...], "positions": N,
-     "aims": ["score", 2, 4, 8, ...],          # the values' columns: expected score, then reach of each tile
+    {"format": "td2048-solution", "version": 2, "board": "3x3", "game": "2048",
+     "layers": [[tile_sum, positions], ...],   # tile sum increasing (the payload holds them decreasing)
+     "positions": N,
+     "columns": ["score"],                      # the values' columns; with --reach: "score", 2, 4, 8, ...
+     "tiles": [2, 4, ...],                      # every tile a position holds
      "expected_score": X, "reach": {"2": p, ...},   # the start's
      "payload_bytes": B, "sha256": "..."}       # of the payload
 
-A key is a position's least symmetric board (:mod:`td2048.solve.kernels`): for 2048 the packed frame
-board, for 2584 the board's cells at 5 bits each. The reader maps the file (``mmap``) and refuses, in one
-line, a file that is not a solution, a truncated or altered one (its length, its checksum), or one of
-another board or game than asked.
+By default a position's values are its expected score under perfect play (all that ``eval --exact``,
+``train --exact``, ``serve --solution`` and ``--teacher`` read); ``td2048 solve --reach`` adds each tile's
+reach probability. A key is a position's least symmetric board (:mod:`td2048.solve.kernels`): for 2048 the
+packed frame board, for 2584 the board's cells at 5 bits each. The reader maps the file (``mmap``) and
+refuses, in one line, a file that is not a solution, one of an older format, a truncated or altered one
+(its length, its checksum), or one of another board or game than asked.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import mmap
@@ -41,9 +47,10 @@ from td2048.io.atomic import atomic_open
 
 MAGIC = b"TD2048S\n"
 FORMAT = "td2048-solution"
-VERSION = 1
+VERSION = 2
 ALIGN = 64
-_BLOCK = 1 << 22  # positions copied at a time when writing
+_BLOCK = 1 << 24  # bytes read at a time when checking a file's checksum
+_FLUSH = 1 << 26  # bytes written between asking the system to start writing them out
 
 
 class Solution:
@@ -60,15 +67,19 @@ class Solution:
     keys : list of numpy.ndarray
         Each layer's sorted keys.
     values : list of numpy.ndarray or None
-        Each layer's values ``[positions, aims]`` (column 0 the expected score, column c >= 1 the
-        probability of ever holding a tile of code >= c); None when they were not kept.
+        Each layer's values ``[positions, columns]``: column 0 the expected score, and where held (a solve
+        that keeps its values, a file written with reach) column c >= 1 the probability of ever holding a
+        tile of code >= c; None when they were not kept.
     start : numpy.ndarray
-        The start's values (the mean over the start positions, by probability).
+        The start's values (the mean over the start positions, by probability): the expected score, then
+        each tile's reach.
     seconds : float
         The time the solve took.
+    counts : list of int or None
+        The layers' sizes, where ``keys`` is None (a solve that kept neither keys nor values).
     """
 
-    def __init__(self, board, game, sums, keys, values, start, seconds: float = 0.0):
+    def __init__(self, board, game, sums, keys, values, start, seconds: float = 0.0, counts=None):
         self.board = as_shape(board)
         self.game = game
         self.sums = [int(s) for s in sums]
@@ -76,15 +87,25 @@ class Solution:
         self.values = values
         self.start = np.asarray(start, np.float64)
         self.seconds = seconds
+        self.counts = [int(c) for c in counts] if counts is not None else [len(k) for k in keys]
 
     @property
     def positions(self) -> int:
         """The number of positions (up to symmetry)."""
-        return int(sum(len(k) for k in self.keys))
+        return int(sum(self.counts))
 
     @property
     def aims(self) -> int:
+        """The start's values: the expected score and each tile's reach."""
         return len(self.start)
+
+    @property
+    def columns(self) -> int:
+        """The values held for each position: 1 (the expected score), or :attr:`aims` (with each tile's reach);
+        0 without values."""
+        if self.values is None:
+            return 0
+        return int(self.values[0].shape[1]) if len(self.values) else self.aims
 
     @property
     def expected_score(self) -> float:
@@ -149,7 +170,8 @@ class Solution:
         Returns
         -------
         numpy.ndarray
-            ``[aims]``: the expected score, then each tile's reach probability (see :attr:`tiles`).
+            ``[columns]``: the expected score, then where the solution holds them each tile's reach
+            probability (see :attr:`tiles`).
 
         Raises
         ------
@@ -224,49 +246,121 @@ class Solution:
             out[direction] = q + reward
         return out
 
-    def header(self) -> dict:
-        """The file header, less its payload size and checksum."""
+    def header(self, columns: int | None = None) -> dict:
+        """The file header, less its payload size and checksum (``columns``: the values' columns written,
+        default those held)."""
+        columns = self.columns if columns is None else columns
         return {"format": FORMAT, "version": VERSION, "board": self.board.name, "game": self.game,
-                "layers": [[s, len(k)] for s, k in zip(self.sums, self.keys, strict=True)],
-                "positions": self.positions, "aims": ["score"] + self.tiles,
+                "layers": [[s, c] for s, c in zip(self.sums, self.counts, strict=True)],
+                "positions": self.positions, "columns": (["score"] + self.tiles)[:columns], "tiles": self.tiles,
                 "expected_score": self.expected_score, "reach": {str(t): p for t, p in self.reach.items()}}
 
-    def save(self, path, values=None) -> None:
+    def save(self, path, reach: bool = True) -> None:
         """Write the solution file, atomically (a reader sees the old file or the whole one).
 
         Parameters
         ----------
         path : str or os.PathLike
             Where.
-        values : callable or None
-            ``values(i)``: layer i's values, when the solution does not hold them (a spill file).
+        reach : bool
+            Write each tile's reach probabilities beside the expected scores, where this solution holds them.
         """
-        get = values or (lambda i: self.values[i])
-        if values is None and self.values is None:
+        if self.values is None:
             raise TD2048Error("this solution holds no values to save")
-        header = self.header()
-        header["payload_bytes"] = self.positions * 8 * (1 + self.aims)
-        header["sha256"] = "0" * 64
-        size = len(_encode(header))
-        digest = hashlib.sha256()
-        with atomic_open(path, "wb") as f:
-            f.write(b"\0" * size)
-            for k in self.keys:
-                blob = np.ascontiguousarray(k, "<u8").tobytes()
-                digest.update(blob)
-                f.write(blob)
-            for i, k in enumerate(self.keys):
-                layer = get(i)
-                for lo in range(0, len(k), _BLOCK):
-                    blob = np.ascontiguousarray(layer[lo:lo + _BLOCK], "<f8").tobytes()
-                    digest.update(blob)
-                    f.write(blob)
-            header["sha256"] = digest.hexdigest()
-            encoded = _encode(header)
-            if len(encoded) != size:  # pragma: no cover - the digest has a fixed length
-                raise TD2048Error("the solution header changed length")
-            f.seek(0)
-            f.write(encoded)
+        columns = self.columns if reach else 1
+        writer = SolutionWriter(path, self.board, self.game, self.sums, self.counts, columns, self.aims - 1)
+        try:
+            for i in range(len(self.sums) - 1, -1, -1):
+                writer.add(i, self.keys[i], self.values[i])
+            writer.finish(self.start)
+        except BaseException:
+            writer.abort()
+            raise
+
+
+class SolutionWriter:
+    """A solution file written layer by layer as the solver finishes them (the largest tile sum first), then
+    its header: atomically, as :meth:`Solution.save`.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    board, game
+        The board and game.
+    sums, counts : list of int
+        The layers' tile sums (increasing) and sizes.
+    columns : int
+        The values' columns written: 1 (the expected score) or 1 + ``reach_tiles``.
+    reach_tiles : int
+        The tiles of the start's reach (codes 1 .. reach_tiles).
+    """
+
+    def __init__(self, path, board, game, sums, counts, columns: int, reach_tiles: int):
+        self.path = Path(path)
+        self.solution = Solution(board, game, sums, None, None, np.zeros(1 + reach_tiles), counts=counts)
+        self.columns = columns
+        self.digest = hashlib.sha256()
+        self.expected = len(sums) - 1
+        self.payload = 0
+        self.flushed = self.unflushed = 0
+        self._context = atomic_open(self.path, "wb")
+        self.file = self._context.__enter__()
+        placeholder = self.solution.header(columns)
+        placeholder.update(expected_score=-1.2345678901234567e+300, payload_bytes=2**62, sha256="0" * 64,
+                           reach={k: -1.2345678901234567e+300 for k in placeholder["reach"]})
+        self.size = len(_encode(placeholder)) + ALIGN
+        self.size += -self.size % ALIGN
+        self._write(b"\0" * self.size, hashed=False)
+
+    def _write(self, blob, hashed=True) -> None:
+        try:
+            self.file.write(blob)
+            self.unflushed += len(blob)
+            if self.unflushed >= _FLUSH:  # start writing it to disk now, not all at the final fsync
+                self.file.flush()
+                end = self.file.tell()
+                with contextlib.suppress(AttributeError, OSError):
+                    os.posix_fadvise(self.file.fileno(), self.flushed, end - self.flushed, os.POSIX_FADV_DONTNEED)
+                self.flushed, self.unflushed = end, 0
+        except OSError as e:
+            raise TD2048Error(f"cannot write {self.path}: {e.strerror or e}") from None
+        if hashed:
+            self.digest.update(blob)
+            self.payload += len(blob)
+
+    def add(self, i: int, keys: np.ndarray, values: np.ndarray) -> None:
+        """Write layer i (layers come from the largest tile sum down): its keys, and the first ``columns`` of
+        its values."""
+        if i != self.expected or len(keys) != self.solution.counts[i]:
+            raise TD2048Error(f"layer {i} of the solution written out of order")  # pragma: no cover
+        self.expected -= 1
+        self._write(np.ascontiguousarray(keys, "<u8").tobytes())
+        self._write(np.ascontiguousarray(np.asarray(values)[:, :self.columns], "<f8").tobytes())
+
+    def finish(self, start) -> None:
+        """Write the header (with the start's values) and put the file in place."""
+        if self.expected != -1:
+            raise TD2048Error("the solution file is missing layers")  # pragma: no cover
+        self.solution.start = np.asarray(start, np.float64)
+        header = self.solution.header(self.columns)
+        header["payload_bytes"] = self.payload
+        header["sha256"] = self.digest.hexdigest()
+        encoded = _encode(header, self.size)
+        try:
+            self.file.seek(0)
+            self.file.write(encoded)
+        except OSError as e:
+            self.abort()
+            raise TD2048Error(f"cannot write {self.path}: {e.strerror or e}") from None
+        context, self._context = self._context, None
+        context.__exit__(None, None, None)
+
+    def abort(self) -> None:
+        """Give up: the temporary file goes, an existing file at the path stays as it was."""
+        if self._context is not None:
+            context, self._context = self._context, None
+            context.__exit__(TD2048Error, TD2048Error("aborted"), None)
 
 
 def probability(p: float) -> float:
@@ -274,10 +368,14 @@ def probability(p: float) -> float:
     return min(max(float(p), 0.0), 1.0)
 
 
-def _encode(header: dict) -> bytes:
+def _encode(header: dict, size: int | None = None) -> bytes:
+    """The magic, length and header, padded to a multiple of :data:`ALIGN` bytes (or to exactly ``size``)."""
     text = json.dumps(header, separators=(",", ":")).encode()
     length = len(MAGIC) + 8 + len(text)
-    text += b" " * (-length % ALIGN)
+    pad = -length % ALIGN if size is None else size - length
+    if pad < 0:  # pragma: no cover - the reserved header is longer than any real one
+        raise TD2048Error("the solution header outgrew its reserved space")
+    text += b" " * pad
     return MAGIC + len(text).to_bytes(8, "little") + text
 
 
@@ -322,27 +420,51 @@ def load_solution(path, board=None, game=None, verify: bool = True) -> Solution:
         header = json.loads(bytes(mapped[16:start]))
         if header["format"] != FORMAT:
             raise ValueError
-        positions, aims, payload = int(header["positions"]), len(header["aims"]), int(header["payload_bytes"])
+        version = header.get("version")
     except (ValueError, KeyError, TypeError):
         raise TD2048Error(f"{path} is not a td2048 solution file (its header cannot be read)") from None
-    if header.get("version") != VERSION:
-        raise TD2048Error(f"{path} is a solution file of version {header.get('version')}; this td2048 reads "
-                          f"version {VERSION}")
-    if len(mapped) != start + payload or payload != positions * 8 * (1 + aims):
+    if version != VERSION:
+        older = isinstance(version, int) and version < VERSION
+        raise TD2048Error(f"{path} is a solution file of {'an older' if older else 'another'} format (version "
+                          f"{version}) that this td2048 does not read: solve again, td2048 solve --board "
+                          f"{header.get('board', 'RxC')} --out {path.name}")
+    try:
+        positions, columns, payload = int(header["positions"]), len(header["columns"]), int(header["payload_bytes"])
+        layers = [(int(s), int(c)) for s, c in header["layers"]]
+        tiles = [int(t) for t in header["tiles"]]
+        start_values = [float(header["expected_score"])] + [float(header["reach"][str(t)]) for t in tiles]
+    except (ValueError, KeyError, TypeError):
+        raise TD2048Error(f"{path} is not a td2048 solution file (its header cannot be read)") from None
+    if len(mapped) != start + payload or payload != positions * 8 * (1 + columns):
         raise TD2048Error(f"{path} is truncated or altered: {len(mapped) - start} bytes of payload, not {payload}")
     if board is not None and as_shape(board).name != header["board"]:
         raise TD2048Error(f"{path} solves {header['game']} on {header['board']}, not {as_shape(board).name}")
     if game is not None and str(game) != header["game"]:
         raise TD2048Error(f"{path} solves {header['game']} on {header['board']}, not the game {game}")
-    if verify and hashlib.sha256(mapped[start:]).hexdigest() != header["sha256"]:
+    if verify and _file_digest(path, start) != header["sha256"]:
         raise TD2048Error(f"{path} is altered or damaged: its checksum does not match")
-    keys_all = np.frombuffer(mapped, "<u8", positions, start)
-    values_all = np.frombuffer(mapped, "<f8", positions * aims, start + 8 * positions).reshape(positions, aims)
-    sums, keys, values, at = [], [], [], 0
-    for tile_sum, count in header["layers"]:
-        sums.append(int(tile_sum))
-        keys.append(keys_all[at:at + count])
-        values.append(values_all[at:at + count])
-        at += count
-    start_values = [header["expected_score"]] + [header["reach"][str(t)] for t in header["aims"][1:]]
-    return Solution(header["board"], header["game"], sums, keys, values, start_values)
+    keys: list = [None] * len(layers)
+    values: list = [None] * len(layers)
+    at = start
+    for i in range(len(layers) - 1, -1, -1):
+        count = layers[i][1]
+        keys[i] = np.frombuffer(mapped, "<u8", count, at)
+        at += 8 * count
+        values[i] = np.frombuffer(mapped, "<f8", count * columns, at).reshape(count, columns)
+        at += 8 * count * columns
+    return Solution(header["board"], header["game"], [s for s, _ in layers], keys, values, start_values)
+
+
+def _file_digest(path: Path, start: int) -> str:
+    """The SHA-256 of a file's bytes from ``start``, read in blocks (not mapped: no memory held)."""
+    digest = hashlib.sha256()
+    buffer = bytearray(_BLOCK)
+    view = memoryview(buffer)
+    with open(path, "rb") as f:
+        f.seek(start)
+        while True:
+            got = f.readinto(buffer)
+            if not got:
+                break
+            digest.update(view[:got])
+    return digest.hexdigest()
