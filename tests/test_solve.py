@@ -146,4 +146,5 @@ def _refuse(board):
 
     from td2048.cli import solve as command
 
-    command.run(Namespace(board=board, game="2048", out=None, memory_limit=64 * 2**30, json=False, source=None))
+    command.run(Namespace(board=board, game="2048", out=None, memory_limit=64 * 2**30, json=False, source=None,
+                          reach=False, score_at_least=None))

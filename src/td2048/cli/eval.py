@@ -6,7 +6,14 @@ import argparse
 import json
 import sys
 
-from td2048.cli.options import add_search_arguments, nonnegative_int_arg, positive_int_arg, require_4x4
+from td2048.cli.options import (
+    SCORES_HELP,
+    add_search_arguments,
+    nonnegative_int_arg,
+    positive_int_arg,
+    require_4x4,
+    scores_arg,
+)
 from td2048.cli.progress import Progress, format_duration
 from td2048.config import DEFAULT_SHARD_SIZE
 from td2048.errors import TD2048Error
@@ -59,6 +66,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="with --exact, value the agent up to the board's symmetries: each class of symmetric boards "
                         "once, in its least orientation (about 8 times faster on a square board); the same figures for "
                         "a network with all the board's isomorphisms up to its choice between moves of equal value")
+    p.add_argument("--score-at-least", type=scores_arg, default=None, metavar="X[,X...]",
+                   help=f"with --exact, {SCORES_HELP}")
     p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
                    help="play the shards as Ray tasks: on a new local instance (--threads N: N CPUs), or on the "
                         "cluster at ADDRESS ('auto', host:6379, ray://host:10001); needs pip install 'td2048[ray]'")
@@ -73,6 +82,9 @@ def run(args: argparse.Namespace) -> int:
         return _run_exact(args, network, search)
     if args.symmetric:
         raise TD2048Error("--symmetric values the agent against a solution: give it with --exact SOLUTION")
+    if args.score_at_least is not None:
+        raise TD2048Error("--score-at-least gives the exact distribution of the score: give a solution with "
+                          "--exact SOLUTION")
     from td2048.io.records import parse_names, record_games  # the options are good: now the compiled code
     from td2048.play import Agent
 
@@ -168,15 +180,20 @@ def _run_exact(args, network, search) -> int:
 
     started = time.perf_counter()
     agent = Agent(network, search, 0, args.threads, memory_limit=args.memory_limit)
-    result = exact_policy_value(solution, agent_policy(agent), symmetric=args.symmetric)
+    thresholds = args.score_at_least
+    result = exact_policy_value(solution, agent_policy(agent), symmetric=args.symmetric,
+                                distribution=thresholds is not None)
     seconds = time.perf_counter() - started
     if args.json:
+        score = result.score.to_json(thresholds) if result.score is not None else {}
         print(json.dumps({"model": args.model, "solution": args.exact, "network": network.spec.name,
                           "method": network.method, "search": search_settings_json(search), **result.to_json(),
-                          "seconds": seconds}))
+                          **score, "seconds": seconds}))
     else:
         print(f"# {args.model}: {network.spec.describe()}, exact against {args.exact}")
         print(f"# {search.describe()}, {result.game} on {result.board}")
         print(result.table(), end="")
+        if result.score is not None:
+            print("\n".join(result.score.lines(thresholds)))
         print(f"# {format_duration(seconds)}")
     return 0

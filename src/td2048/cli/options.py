@@ -55,6 +55,17 @@ def nonnegative_float(text: str) -> float:
     return value
 
 
+def scores(text: str) -> list[int]:
+    """--score-at-least: scores separated by commas (``1000,3000``), each a whole number >= 0."""
+    out = []
+    for part in text.split(","):
+        value = int(part.strip())
+        if value < 0:
+            raise TD2048Error(f"a score is at least 0, not {value}")
+        out.append(value)
+    return out
+
+
 def merge_seconds(text: str) -> float | str:
     """--merge-every: a positive number of seconds, or ``off`` (one shared table, no copies)."""
     return MERGE_OFF if merge_off(text) else positive_float(text)
@@ -79,6 +90,10 @@ nonnegative_int_arg = _typed(nonnegative_int, "integer")
 positive_float_arg = _typed(positive_float, "number")
 nonnegative_float_arg = _typed(nonnegative_float, "number")
 merge_seconds_arg = _typed(merge_seconds, "number")
+scores_arg = _typed(scores, "scores")
+SCORES_HELP = ("the exact distribution of the final score: print the probability of each score X or more (X[,X...], "
+               "e.g. 1000,3000), its median and most likely score; --json adds score_median, score_mode and "
+               "p_score_at_least")
 
 
 def add_network_arguments(parser: argparse.ArgumentParser, default: str | None = DEFAULT_NETWORK) -> None:

@@ -9,10 +9,11 @@ import os
 import resource
 import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-from td2048.cli.options import board_arg, size_arg
+from td2048.cli.options import SCORES_HELP, board_arg, scores_arg, size_arg
 
 HELP = "solve a small board exactly: every position's value under perfect play"
 DESCRIPTION = """\
@@ -45,6 +46,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="read a solution file instead of solving (refused if of another board or game, or altered)")
     p.add_argument("--memory-limit", type=size_arg, metavar="SIZE",
                    help="refuse a solve estimated to need more (default: the machine's memory, else 2GiB)")
+    p.add_argument("--score-at-least", type=scores_arg, default=None, metavar="X[,X...]",
+                   help=f"under perfect play (the expected score's aim), {SCORES_HELP}")
     p.add_argument("--json", action="store_true", help="end with one JSON line of the results")
 
 
@@ -75,6 +78,8 @@ def run(args: argparse.Namespace) -> int:
         if args.out:
             solution.save(args.out, reach=args.reach)
         return _report(args, board, solution, time.perf_counter() - started)
+    if args.reach and not args.out:
+        raise TD2048Error("--reach writes the reach probabilities in the solution file: give it with --out FILE")
     limit = args.memory_limit or machine_memory()
     from td2048.solve import estimate_bytes, estimate_positions
 
@@ -108,19 +113,25 @@ def run(args: argparse.Namespace) -> int:
             bars[0].count(done)
 
     started = time.perf_counter()
+    scratch = None
+    if out is None and args.score_at_least is not None:  # the distribution reads every position's value
+        scratch = tempfile.TemporaryDirectory(prefix="td2048-solve-")
+        out = Path(scratch.name) / f"{board.name}.solution"
     try:
         solution = solve(board, args.game, out=out, reach=args.reach, on_progress=on_progress)
+        seconds = time.perf_counter() - started
+        return _report(args, board, solution, seconds)
     finally:
         for bar in bars:
             bar.clear()
-    return _report(args, board, solution, time.perf_counter() - started)
+        if scratch is not None:
+            scratch.cleanup()
 
 
 def _report(args, board, solution, seconds: float) -> int:
     from td2048.spec import format_bytes
 
     out = args.out
-    peak = peak_memory_bytes()
     reach = {str(t): p for t, p in solution.reach.items()}
     print(f"{args.game} on {board.name}: {solution.positions:,} positions (up to symmetry), "
           f"{len(solution.sums)} layers of tile sum")
@@ -128,12 +139,24 @@ def _report(args, board, solution, seconds: float) -> int:
     print("reach probability under perfect play (each tile its own play):")
     for tile, p in solution.reach.items():
         print(f"  {tile:>6}  {p:.6f}")
+    score = {}
+    if args.score_at_least is not None:
+        from td2048.solve import PERFECT_PLAY, exact_policy_value
+
+        started = time.perf_counter()
+        distribution = exact_policy_value(solution, PERFECT_PLAY, symmetric=True, distribution=True).score
+        print("perfect play's final score (the expected score's aim), exactly:")
+        for line in distribution.lines(args.score_at_least):
+            print(f"  {line}")
+        print(f"  ({time.perf_counter() - started:.2f} s)")
+        score = distribution.to_json(args.score_at_least)
+    peak = peak_memory_bytes()
     print(f"{seconds:.2f} s ({solution.positions / max(seconds, 1e-9):,.0f} positions/s), "
           f"peak memory {format_bytes(peak)}")
     if out is not None:
         print(f"wrote {out}")
     if args.json:
         print(json.dumps({"board": board.name, "game": args.game, "positions": solution.positions,
-                          "expected_score": solution.expected_score, "reach": reach, "seconds": seconds,
+                          "expected_score": solution.expected_score, "reach": reach, **score, "seconds": seconds,
                           "peak_memory_bytes": peak}))
     return 0

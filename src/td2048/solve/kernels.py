@@ -285,6 +285,76 @@ def radix_sort(a):
     return src
 
 
+@njit
+def radix_order(keys):
+    """The permutation that sorts ``keys`` (stable; :func:`radix_sort`'s passes, carrying each key's place)."""
+    n = keys.shape[0]
+    order = np.arange(n)
+    if n < 256:
+        return np.argsort(keys, kind="mergesort")
+    top = _U0
+    for i in range(n):
+        top |= keys[i]
+    bits = 0
+    while bits < 64 and (top >> U64(bits)) != _U0:
+        bits += 1
+    src = keys.copy()
+    dst = np.empty_like(keys)
+    src_order = order
+    dst_order = np.empty_like(order)
+    counts = np.zeros(2048, np.int64)
+    shift = 0
+    while shift < bits:
+        counts[:] = 0
+        for i in range(n):
+            counts[np.int64((src[i] >> U64(shift)) & U64(2047))] += 1
+        total = 0
+        for b in range(2048):
+            c = counts[b]
+            counts[b] = total
+            total += c
+        for i in range(n):
+            d = np.int64((src[i] >> U64(shift)) & U64(2047))
+            dst[counts[d]] = src[i]
+            dst_order[counts[d]] = src_order[i]
+            counts[d] += 1
+        src, dst = dst, src
+        src_order, dst_order = dst_order, src_order
+        shift += 11
+    return src_order
+
+
+@njit
+def accumulate(keys, weights):
+    """(the distinct keys, sorted; the sum of each one's weights, added in the order given)."""
+    size = 1024
+    while size < 2 * keys.shape[0]:
+        size *= 2
+    mask = size - 1
+    table = np.full(size, EMPTY, np.uint64)
+    sums = np.zeros(size, np.float64)
+    count = 0
+    for j in range(keys.shape[0]):
+        key = keys[j]
+        i = _slot(key, mask)
+        while table[i] != key and table[i] != EMPTY:
+            i = (i + 1) & mask
+        if table[i] == EMPTY:
+            table[i] = key
+            count += 1
+        sums[i] += weights[j]
+    out_keys = np.empty(count, np.uint64)
+    out_sums = np.empty(count, np.float64)
+    k = 0
+    for i in range(size):
+        if table[i] != EMPTY:
+            out_keys[k] = table[i]
+            out_sums[k] = sums[i]
+            k += 1
+    order = radix_order(out_keys)
+    return out_keys[order], out_sums[order]
+
+
 def table_size(count: int) -> int:
     """A hash table's size for ``count`` keys: a power of two at least twice as large."""
     size = 1024

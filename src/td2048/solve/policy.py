@@ -31,7 +31,8 @@ from td2048.config import njit
 from td2048.errors import TD2048Error
 from td2048.games.bitboard import U64
 from td2048.games.game2048 import MOVE_NAMES
-from td2048.solve.kernels import P_BIG, P_SMALL, canon4, canon5, find, is_empty, slide
+from td2048.solve.distribution import ScoreDistribution, score_distribution
+from td2048.solve.kernels import P_BIG, P_SMALL, accumulate, build_index, canon4, canon5, is_empty, lookup, slide
 from td2048.solve.solution import Solution, probability
 from td2048.threads import split_range
 
@@ -41,6 +42,10 @@ _U15 = U64(15)
 _U31 = U64(31)
 RTOL = 1e-9  # a move is optimal when its Q* is within this share of the best move's
 STAGES = 8  # the coarse split of the loss: bins of tile sum of equal width
+NO_MOVE = -1  # a board's move where none is legal
+BEST_MOVE = -2  # asked of the forward pass: perfect play's move
+
+PERFECT_PLAY = None  # the policy of exact_policy_value that plays perfectly (the expected score's aim)
 
 Policy = Callable[[np.ndarray], np.ndarray]
 
@@ -114,7 +119,8 @@ def legal_boards(first, last, keys, wide, table4, table5, vertical, frame, n, pe
 
 @njit
 def _forward_one(s, keys, probs, moves, symmetric, wide, table4, table5, vertical, frame, n, perms, col_shift,
-                 row_shift, square, opt_small_keys, opt_small_values, opt_big_keys, opt_big_values, small, big,
+                 row_shift, square, opt_small_keys, opt_small_index, opt_small_values, opt_big_keys,
+                 opt_big_index, opt_big_values, small, big,
                  w_small, w_big, loss, optimal, status):
     codes = np.zeros(16, np.int64)
     key = keys[s]
@@ -127,11 +133,10 @@ def _forward_one(s, keys, probs, moves, symmetric, wide, table4, table5, vertica
     loss[s] = 0.0
     optimal[s] = False
     status[s] = 0
-    chosen = moves[s]
-    if chosen < 0:
+    if moves[s] == NO_MOVE:
         return
+    q = np.full(4, -np.inf)
     best = -np.inf
-    mine = -np.inf
     for d in range(4):
         lo, hi, reward, legal = slide(key, d, wide, table4, table5, vertical, frame, n)
         if not legal:
@@ -140,57 +145,71 @@ def _forward_one(s, keys, probs, moves, symmetric, wide, table4, table5, vertica
         for cell in range(n):
             if is_empty(lo, hi, cell, frame):
                 empty += 1
-        q = 0.0
+        acc = 0.0
         for cell in range(n):
             if not is_empty(lo, hi, cell, frame):
                 continue
-            c1 = _child(lo, hi, cell, 1, wide, frame, n, codes)
-            c2 = _child(lo, hi, cell, 2, wide, frame, n, codes)
-            k1 = _canonical(c1, wide, n, perms, col_shift, row_shift, square, codes)
-            k2 = _canonical(c2, wide, n, perms, col_shift, row_shift, square, codes)
-            i1 = find(opt_small_keys, k1)
-            i2 = find(opt_big_keys, k2)
+            k1 = _canonical(_child(lo, hi, cell, 1, wide, frame, n, codes), wide, n, perms, col_shift, row_shift,
+                            square, codes)
+            k2 = _canonical(_child(lo, hi, cell, 2, wide, frame, n, codes), wide, n, perms, col_shift, row_shift,
+                            square, codes)
+            i1 = lookup(opt_small_index, opt_small_keys, k1)
+            i2 = lookup(opt_big_index, opt_big_keys, k2)
             if i1 < 0 or i2 < 0:
                 status[s] = 2
                 continue
-            q += (P_SMALL * opt_small_values[i1, 0] + P_BIG * opt_big_values[i2, 0]) / empty
-            if d == chosen:
-                small[base + cell] = k1 if symmetric else c1
-                big[base + cell] = k2 if symmetric else c2
-                w_small[base + cell] = probs[s] * P_SMALL / empty
-                w_big[base + cell] = probs[s] * P_BIG / empty
-        q += reward
-        if q > best:
-            best = q
-        if d == chosen:
-            mine = q
-    if mine == -np.inf:
+            acc += (P_SMALL * opt_small_values[i1, 0] + P_BIG * opt_big_values[i2, 0]) / empty
+        q[d] = acc + reward
+        if q[d] > best:
+            best = q[d]
+    if moves[s] == BEST_MOVE:  # perfect play: the first move of the largest Q*
+        for d in range(4):
+            if q[d] == best:
+                moves[s] = d
+                break
+    chosen = moves[s]
+    if q[chosen] == -np.inf:
         status[s] = 1
         return
-    loss[s] = probs[s] * (best - mine)
-    optimal[s] = mine >= best - RTOL * abs(best)
+    lo, hi, reward, legal = slide(key, chosen, wide, table4, table5, vertical, frame, n)
+    empty = 0
+    for cell in range(n):
+        if is_empty(lo, hi, cell, frame):
+            empty += 1
+    for cell in range(n):
+        if not is_empty(lo, hi, cell, frame):
+            continue
+        c1 = _child(lo, hi, cell, 1, wide, frame, n, codes)
+        c2 = _child(lo, hi, cell, 2, wide, frame, n, codes)
+        small[base + cell] = _canonical(c1, wide, n, perms, col_shift, row_shift, square, codes) if symmetric else c1
+        big[base + cell] = _canonical(c2, wide, n, perms, col_shift, row_shift, square, codes) if symmetric else c2
+        w_small[base + cell] = probs[s] * P_SMALL / empty
+        w_big[base + cell] = probs[s] * P_BIG / empty
+    loss[s] = probs[s] * (best - q[chosen])
+    optimal[s] = q[chosen] >= best - RTOL * abs(best)
 
 
 @njit
 def forward_layer(first, last, keys, probs, moves, symmetric, wide, table4, table5, vertical, frame, n, perms,
-                  col_shift, row_shift, square, opt_small_keys, opt_small_values, opt_big_keys, opt_big_values, small,
-                  big, w_small, w_big, loss, optimal, status):
+                  col_shift, row_shift, square, opt_small_keys, opt_small_index, opt_small_values, opt_big_keys,
+                  opt_big_index, opt_big_values, small, big, w_small, w_big, loss, optimal, status):
     """One layer's step forward for boards ``first .. last - 1``: the children of each board's chosen move
     (``small``, ``big``: ``[count * n]``, ~0 for a cell not empty; their canonical keys when ``symmetric``) with
     their probabilities (``w_small``, ``w_big``), and against the solution's values the loss ``probs[s] (V*(s) -
     Q*(s, move))`` and whether the move is optimal.
 
-    ``moves[s]`` is -1 for a board without a legal move. ``status[s]``: 0, 1 for an illegal move chosen,
-    2 for a child the solution does not hold."""
+    ``moves[s]`` is :data:`NO_MOVE` for a board without a legal move, and :data:`BEST_MOVE` for perfect play's
+    (replaced by the move: the first, in the order up, right, down, left, of the largest Q*).
+    ``status[s]``: 0, 1 for an illegal move chosen, 2 for a child the solution does not hold."""
     for s in range(first, last):
         _forward_one(s, keys, probs, moves, symmetric, wide, table4, table5, vertical, frame, n, perms, col_shift,
-                     row_shift, square, opt_small_keys, opt_small_values, opt_big_keys, opt_big_values, small, big,
-                     w_small, w_big, loss, optimal, status)
+                     row_shift, square, opt_small_keys, opt_small_index, opt_small_values, opt_big_keys,
+                     opt_big_index, opt_big_values, small, big, w_small, w_big, loss, optimal, status)
 
 
 @njit
 def _backward_one(s, keys, moves, symmetric, wide, table4, table5, vertical, frame, n, perms, col_shift, row_shift,
-                  square, keys_small, values_small, keys_big, values_big, out):
+                  square, keys_small, index_small, values_small, keys_big, index_big, values_big, out):
     codes = np.zeros(16, np.int64)
     aims = out.shape[1]
     key = keys[s]
@@ -211,8 +230,8 @@ def _backward_one(s, keys, moves, symmetric, wide, table4, table5, vertical, fra
             if symmetric:
                 c1 = _canonical(c1, wide, n, perms, col_shift, row_shift, square, codes)
                 c2 = _canonical(c2, wide, n, perms, col_shift, row_shift, square, codes)
-            i1 = find(keys_small, c1)
-            i2 = find(keys_big, c2)
+            i1 = lookup(index_small, keys_small, c1)
+            i2 = lookup(index_big, keys_big, c2)
             if i1 < 0 or i2 < 0:
                 missing += 1
                 continue
@@ -227,14 +246,16 @@ def _backward_one(s, keys, moves, symmetric, wide, table4, table5, vertical, fra
 
 @njit
 def backward_layer(first, last, keys, moves, symmetric, wide, table4, table5, vertical, frame, n, perms, col_shift,
-                   row_shift, square, keys_small, values_small, keys_big, values_big, out):
+                   row_shift, square, keys_small, index_small, values_small, keys_big, index_big,
+                  values_big, out):
     """The policy's values of boards ``first .. last - 1`` of a layer from those of the layers their children lie
     in: ``out[s, 0]`` the expected score, ``out[s, c]`` the probability of ever holding a tile of code >= c.
     Returns the number of children not found (0 unless the layers are inconsistent)."""
     missing = 0
     for s in range(first, last):
         missing += _backward_one(s, keys, moves, symmetric, wide, table4, table5, vertical, frame, n, perms,
-                                 col_shift, row_shift, square, keys_small, values_small, keys_big, values_big, out)
+                                 col_shift, row_shift, square, keys_small, index_small, values_small, keys_big,
+                                 index_big, values_big, out)
     return missing
 
 
@@ -268,6 +289,8 @@ class PolicyValue:
     loss_by_stage : list of dict
         The same over :data:`STAGES` bins of tile sum of equal width over the solution's layers:
         ``{"from": S0, "to": S1, "loss": L}`` (S0 included, S1 not).
+    score : ScoreDistribution or None
+        The exact distribution of the final score, where asked.
     """
 
     board: str
@@ -282,6 +305,7 @@ class PolicyValue:
     symmetric: bool = False
     loss_by_layer: list[tuple[int, float]] = field(default_factory=list)
     loss_by_stage: list[dict] = field(default_factory=list)
+    score: ScoreDistribution | None = None
 
     @property
     def loss(self) -> float:
@@ -314,7 +338,8 @@ class PolicyValue:
         return "\n".join(lines) + "\n"
 
 
-def exact_policy_value(solution: Solution, choose: Policy, symmetric: bool = False) -> PolicyValue:
+def exact_policy_value(solution: Solution, choose: Policy | None, symmetric: bool = False,
+                       distribution: bool = False) -> PolicyValue:
     """A policy's exact expected score, tile reach, optimal-move share and loss by stage on a solved board.
 
     Parameters
@@ -327,7 +352,8 @@ def exact_policy_value(solution: Solution, choose: Policy, symmetric: bool = Fal
         array or sequence of the batch's length). ``boards`` are the boards it can meet that have a legal
         move, as the game holds them (not up to symmetry), packed in the frame layout: ``uint64[m]`` for
         2048, ``uint64[m, 2]`` of (lo, hi) for 2584. It is called once per layer of tile sum, and must choose
-        a legal move.
+        a legal move. :data:`PERFECT_PLAY` (None): perfect play, the expected score's aim (on each board the
+        first move, in the order up, right, down, left, of the largest Q*).
     symmetric : bool
         Value the policy up to the board's symmetries: each class of symmetric boards once, asked in its
         least orientation (as the solution keys it). Exact for a policy whose move on a symmetric image of a
@@ -354,11 +380,19 @@ def exact_policy_value(solution: Solution, choose: Policy, symmetric: bool = Fal
     empty_keys = _read_only(np.zeros(0), np.uint64)
     empty_values = _read_only(np.zeros((0, aims)), np.float64)
 
+    no_index = build_index(empty_keys)
+    indexed: dict[int, np.ndarray] = {}  # the solution's layers in use, with their hash indexes
+
     def optimum(tile_sum):
         i = sol_index.get(tile_sum)
         if i is None:
-            return empty_keys, empty_values
-        return _read_only(solution.keys[i], np.uint64), _read_only(solution.values[i], np.float64)
+            return empty_keys, no_index, empty_values
+        keys = _read_only(solution.keys[i], np.uint64)
+        if i not in indexed:
+            indexed[i] = build_index(keys)
+            for j in [j for j in indexed if solution.sums[j] < tile_sum - big_step]:
+                del indexed[j]  # the layers still to step from lie above: they need no layer below this one
+        return keys, indexed[i], _read_only(solution.values[i], np.float64)
 
     pending: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
     for s, (keys, probs) in _start(rules, symmetric).items():
@@ -373,7 +407,9 @@ def exact_policy_value(solution: Solution, choose: Policy, symmetric: bool = Fal
         live = np.empty(len(keys), np.bool_)
         split_range(legal_boards, len(keys), keys, *args, lo, hi, live)
         moves = np.full(len(keys), -1, np.int64)
-        if live.any():
+        if choose is PERFECT_PLAY:
+            moves[live] = BEST_MOVE
+        elif live.any():
             asked = np.stack([lo[live], hi[live]], axis=1) if wide else lo[live]
             moves[live] = _answers(choose, asked)
         small = np.empty(len(keys) * n, np.uint64)
@@ -407,6 +443,9 @@ def exact_policy_value(solution: Solution, choose: Policy, symmetric: bool = Fal
             pending[s + small_step] = [_merge(pending[s + small_step])]
 
     values = _backward(rules, sums, layers, layer_moves, aims, symmetric)
+    score = None
+    if distribution:
+        score = score_distribution(rules, sums, layers, layer_moves, symmetric, _start(rules, symmetric), aims - 1)
     start_values = np.zeros(aims)
     for s, (keys, probs) in _start(rules, symmetric).items():
         i = sums.index(s)
@@ -419,7 +458,7 @@ def exact_policy_value(solution: Solution, choose: Policy, symmetric: bool = Fal
         optimal_reach=solution.reach, optimal_move_share=probability(met_optimal / met) if met > 0 else 1.0,
         moves=met,
         positions=positions, symmetric=symmetric, loss_by_layer=loss_by_layer,
-        loss_by_stage=_stages(solution.sums, loss_by_layer))
+        loss_by_stage=_stages(solution.sums, loss_by_layer), score=score)
 
 
 def _read_only(a, dtype) -> np.ndarray:
@@ -450,9 +489,16 @@ def _backward(rules, sums, layers, layer_moves, aims, symmetric) -> list[np.ndar
     empty_values = np.zeros((0, aims))
     start_sums = set(_start(rules, symmetric))
 
+    no_index = build_index(empty_keys)
+    indexes: dict[int, np.ndarray] = {}
+
     def held(tile_sum):
         i = index.get(tile_sum)
-        return (empty_keys, empty_values) if i is None else (layers[i], values[i])
+        if i is None:
+            return empty_keys, no_index, empty_values
+        if i not in indexes:
+            indexes[i] = build_index(layers[i])
+        return layers[i], indexes[i], values[i]
 
     for i in range(len(sums) - 1, -1, -1):
         s = sums[i]
@@ -466,14 +512,15 @@ def _backward(rules, sums, layers, layer_moves, aims, symmetric) -> list[np.ndar
         for j in range(i + 1, len(sums)):  # the layers left to value lie below S: none reaches S + big_step
             if sums[j] >= s + big_step and sums[j] not in start_sums:
                 values[j] = None
+                indexes.pop(j, None)
     return values
 
 
 def _merge(parts) -> tuple[np.ndarray, np.ndarray]:
-    keys = np.concatenate([k for k, _ in parts])
-    weights = np.concatenate([w for _, w in parts])
-    unique, inverse = np.unique(keys, return_inverse=True)
-    return unique, np.bincount(inverse, weights=weights, minlength=len(unique))
+    """The distinct boards of parts of (boards, probabilities), sorted, with their probabilities summed."""
+    keys = np.concatenate([k for k, _ in parts]) if len(parts) > 1 else parts[0][0]
+    weights = np.concatenate([w for _, w in parts]) if len(parts) > 1 else parts[0][1]
+    return accumulate(np.ascontiguousarray(keys, np.uint64), np.ascontiguousarray(weights, np.float64))
 
 
 def _start(rules, symmetric) -> dict[int, tuple[np.ndarray, np.ndarray]]:
