@@ -359,3 +359,61 @@ def expected_target(grid, value, game: str = "2048", p_second: float = 0.1) -> f
                     best = max(best if best is not None else -np.inf, reward + value(after))
             total += p * (best if best is not None else 0.0)
     return total / len(empty) if empty else 0.0
+
+
+def score_distribution(rows: int, cols: int, choose, game: str = "2048") -> dict:
+    """The exact distribution of a policy's final score on an R x C grid, forward over (grid, score so far)
+    pairs in order of tile sum, with no symmetry and no count of dealt tiles: the reference of
+    :class:`td2048.solve.ScoreDistribution`. ``choose(grid)`` gives the move of a grid that has a legal move.
+    Returns {score: probability}. New tiles: code 1 with p 0.9, code 2 with p 0.1, on a uniformly random empty
+    cell."""
+    tile = (lambda c: 2 ** c if c else 0) if game == "2048" else fib_value
+    cells = [(r, c) for r in range(rows) for c in range(cols)]
+    by_sum: dict = {}
+
+    def add(grid, score, p):
+        key = tuple(map(tuple, grid))
+        layer = by_sum.setdefault(sum(tile(c) for row in grid for c in row), {})
+        layer[key, score] = layer.get((key, score), 0.0) + p
+
+    for i in cells:
+        for j in cells:
+            if i == j:
+                continue
+            for a, pa in ((1, 0.9), (2, 0.1)):
+                for b, pb in ((1, 0.9), (2, 0.1)):
+                    grid = [[0] * cols for _ in range(rows)]
+                    grid[i[0]][i[1]], grid[j[0]][j[1]] = a, b
+                    add(grid, 0, pa * pb / (len(cells) * (len(cells) - 1)))
+    steps: dict = {}  # grid: None at the end of the game, else (reward, [(child, probability), ...])
+
+    def step(key):
+        if key not in steps:
+            grid = [list(row) for row in key]
+            if all(move(grid, d, game=game)[0] == grid for d in (UP, RIGHT, DOWN, LEFT)):
+                steps[key] = None
+            else:
+                after, reward = move(grid, choose(grid), game=game)
+                assert after != grid, "the policy chose an illegal move"
+                empty = [(r, c) for r in range(rows) for c in range(cols) if after[r][c] == 0]
+                children = []
+                for r, c in empty:
+                    for code, pc in ((1, 0.9), (2, 0.1)):
+                        child = [row[:] for row in after]
+                        child[r][c] = code
+                        children.append((child, pc / len(empty)))
+                steps[key] = (reward, children)
+        return steps[key]
+
+    final: dict = {}
+    while by_sum:
+        layer = by_sum.pop(min(by_sum))
+        for (key, score), p in layer.items():
+            taken = step(key)
+            if taken is None:
+                final[score] = final.get(score, 0.0) + p
+                continue
+            reward, children = taken
+            for child, pc in children:
+                add(child, score + reward, p * pc)
+    return final

@@ -146,6 +146,7 @@ def _forward_one(s, keys, probs, moves, symmetric, wide, table4, table5, vertica
             if is_empty(lo, hi, cell, frame):
                 empty += 1
         acc = 0.0
+        p_cell = 1.0 / empty
         for cell in range(n):
             if not is_empty(lo, hi, cell, frame):
                 continue
@@ -158,7 +159,7 @@ def _forward_one(s, keys, probs, moves, symmetric, wide, table4, table5, vertica
             if i1 < 0 or i2 < 0:
                 status[s] = 2
                 continue
-            acc += (P_SMALL * opt_small_values[i1, 0] + P_BIG * opt_big_values[i2, 0]) / empty
+            acc += p_cell * (P_SMALL * opt_small_values[i1, 0] + P_BIG * opt_big_values[i2, 0])  # as the solver
         q[d] = acc + reward
         if q[d] > best:
             best = q[d]
