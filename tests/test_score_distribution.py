@@ -83,9 +83,10 @@ def _plain_perfect_choice(rows, cols, game):
 @pytest.mark.parametrize("board, game", CASES[:3])
 def test_a_fixed_preference_matches_the_plain_forward_pass(solved, board, game):
     shape = as_shape(board)
-    want = naive.score_distribution(shape.rows, shape.cols,
-                                    lambda grid: next(d for d in PREFERENCE if naive.move(grid, d, game=game)[0] != grid),
-                                    game)
+    def choose(grid):
+        return next(d for d in PREFERENCE if naive.move(grid, d, game=game)[0] != grid)
+
+    want = naive.score_distribution(shape.rows, shape.cols, choose, game)
     result = exact_policy_value(solved[(board, game)], preferring(board, game), distribution=True)
     _assert_same(_as_dict(result.score), want)
     assert result.score.mean == pytest.approx(result.expected_score, rel=1e-12)

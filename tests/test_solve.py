@@ -148,3 +148,42 @@ def _refuse(board):
 
     command.run(Namespace(board=board, game="2048", out=None, memory_limit=64 * 2**30, json=False, source=None,
                           reach=False, score_at_least=None))
+
+
+@pytest.mark.parametrize("board, game", [("2x3", "2048"), ("2x2", "2584")])
+def test_the_streamed_file_holds_what_a_solve_in_memory_holds(solved, board, game, tmp_path):
+    """solve(out=...) writes each layer as it is finished: the same keys and expected scores as a solve that keeps
+    them (bit for bit), and with reach=True every column; a file is 16 bytes a position by default."""
+    kept = solved[(board, game)]
+    for reach in (False, True):
+        path = tmp_path / f"{board}-{reach}.solution"
+        streamed = solve(board, game, out=path, reach=reach, workdir=tmp_path)
+        assert streamed.columns == (kept.aims if reach else 1) and streamed.sums == kept.sums
+        for i in range(len(kept.sums)):
+            np.testing.assert_array_equal(streamed.keys[i], kept.keys[i])
+            np.testing.assert_array_equal(streamed.values[i], kept.values[i][:, :streamed.columns])
+        assert streamed.expected_score == kept.expected_score and streamed.reach == kept.reach
+        if not reach:
+            assert path.stat().st_size < 16 * kept.positions + 64 * 1024
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"{board}-False.solution", f"{board}-True.solution"]
+
+
+def test_a_file_of_the_older_format_is_refused_with_what_to_do(tmp_path):
+    """Format 1 (keys, then every aim's values): one line saying to solve again."""
+    header = json.dumps({"format": "td2048-solution", "version": 1, "board": "2x2", "game": "2048"}).encode()
+    header += b" " * (-(16 + len(header)) % 64)
+    path = tmp_path / "old.solution"
+    path.write_bytes(b"TD2048S\n" + len(header).to_bytes(8, "little") + header + b"\0" * 64)
+    with pytest.raises(TD2048Error, match="older format .*solve again, td2048 solve --board 2x2 --out old.solution"):
+        load_solution(path)
+
+
+def test_the_value_of_a_position_needs_reach_columns_only_for_reach(solved, tmp_path):
+    solution = solved[("2x2", "2048")]
+    path = tmp_path / "2x2.solution"
+    solution.save(path, reach=False)
+    back = load_solution(path)
+    assert back.columns == 1 and back.aims == solution.aims and back.reach == solution.reach
+    codes = [1, 0, 2, 3]
+    assert back.value(codes)[0] == solution.value(codes)[0] and len(back.value(codes)) == 1
+    np.testing.assert_array_equal(back.move_values(codes), solution.move_values(codes))

@@ -46,8 +46,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="refuse a model of another game (default: play the model's own game)")
     p.add_argument("--games", type=positive_int_arg, default=1000, help="games to play (default 1000)")
     p.add_argument("--seed", type=nonnegative_int_arg, default=None, help="random seed (default: fresh)")
-    p.add_argument("--threads", type=positive_int_arg, default=1,
-                   help="games played at once; with --exact, boards searched at once (default 1)")
+    p.add_argument("--threads", type=positive_int_arg, default=None,
+                   help="games played at once (default 1); with --exact, boards searched at once (default: every core)")
     add_search_arguments(p)
     p.add_argument("--record", default=None, metavar="FILE",
                    help="write every game as one line of the course's record grammar, in game order (at depth > 1 "
@@ -80,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
     search = parse_search(args.depth, args.tt_size, args.limit, args.downgrade, network.game)
     if args.exact is not None:
         return _run_exact(args, network, search)
+    args.threads = args.threads or 1
     if args.symmetric:
         raise TD2048Error("--symmetric values the agent against a solution: give it with --exact SOLUTION")
     if args.score_at_least is not None:
@@ -179,7 +180,9 @@ def _run_exact(args, network, search) -> int:
     from td2048.play import Agent
 
     started = time.perf_counter()
-    agent = Agent(network, search, 0, args.threads, memory_limit=args.memory_limit)
+    from td2048.threads import solver_threads
+
+    agent = Agent(network, search, 0, args.threads or solver_threads(), memory_limit=args.memory_limit)
     thresholds = args.score_at_least
     result = exact_policy_value(solution, agent_policy(agent), symmetric=args.symmetric,
                                 distribution=thresholds is not None)

@@ -32,7 +32,7 @@ fit --memory-limit is refused before it starts, with its estimate (3x4, 4x3 and 
 # probabilities more; and while solving, its key in the forward pass's temporary file
 FILE_BYTES_PER_POSITION = 16
 REACH_BYTES_PER_POSITION = 96
-WORK_BYTES_PER_POSITION = 8
+WORK_BYTES_PER_POSITION = 14  # 8 a position and 8 an afterstate (about 0.65 a position)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

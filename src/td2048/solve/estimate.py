@@ -11,7 +11,9 @@ _POSITIONS = {
     ("2048", "4x2"): 4_980_767, ("2048", "3x3"): 48_713_519, ("2048", "3x4"): 1.15e12, ("2048", "4x3"): 1.15e12,
     ("2048", "4x4"): 1e18, ("2584", "2x2"): 333, ("2584", "2x3"): 205_011, ("2584", "3x2"): 205_011,
 }
-BYTES_PER_POSITION = 12  # its key (8), and its share of the layers in flight (3x3: 651 MiB at the peak)
+# the layers in flight grow with the board: about one byte a position at the peak (3x3: 203 MiB, 2584 on 2x4:
+# 318 MiB), the rest of the positions on disk
+BYTES_PER_POSITION = 1
 BASE_BYTES = 300 * 2**20  # Python, NumPy, Numba and the row tables
 
 

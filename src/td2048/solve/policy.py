@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -32,7 +33,19 @@ from td2048.errors import TD2048Error
 from td2048.games.bitboard import U64
 from td2048.games.game2048 import MOVE_NAMES
 from td2048.solve.distribution import ScoreDistribution, score_distribution
-from td2048.solve.kernels import P_BIG, P_SMALL, accumulate, build_index, canon4, canon5, is_empty, lookup, slide
+from td2048.solve.kernels import (
+    P_BIG,
+    P_SMALL,
+    accumulate,
+    build_index,
+    is_empty,
+    key_board,
+    lookup,
+    max_code,
+    orientations,
+    oriented_child,
+    slide,
+)
 from td2048.solve.solution import Solution, probability
 from td2048.threads import split_range
 
@@ -51,7 +64,7 @@ Policy = Callable[[np.ndarray], np.ndarray]
 
 
 @njit(inline="always")
-def _child(lo, hi, cell, code, wide, frame, n, codes):
+def _child(lo, hi, cell, code, wide, frame, n):
     """The board (in its own orientation) of an afterstate with tile ``code`` on empty board cell ``cell``."""
     if wide:
         key = _U0
@@ -65,199 +78,156 @@ def _child(lo, hi, cell, code, wide, frame, n, codes):
     return lo | (U64(code) << U64(4 * frame[cell]))
 
 
-@njit(inline="always")
-def _canonical(key, wide, n, perms, col_shift, row_shift, square, codes):
-    if wide:
-        for i in range(n):
-            codes[i] = np.int64((key >> U64(5 * i)) & _U31)
-        return canon5(codes, perms, n)
-    return canon4(key, col_shift, row_shift, square)
+def _compiled(wide: bool) -> SimpleNamespace:
+    """The valuation's kernels compiled for one game (``wide`` a constant in them, as
+    :data:`td2048.solve.kernels.COMPILED`); each still takes the ``wide`` argument of the rules (unused)."""
 
+    @njit
+    def legal_boards(first, last, keys, _wide, table4, table5, vertical, frame, n, perms, col_shift, row_shift,
+                     square, lo_out, hi_out, out):
+        """Whether each board ``first .. last - 1`` has a legal move (``out``); fills its packed frame board
+        (``lo_out``, ``hi_out``: 5-bit cells)."""
+        for s in range(first, last):
+            key = keys[s]
+            lo, hi = key_board(key, wide, frame, n)
+            lo_out[s] = lo
+            hi_out[s] = hi
+            out[s] = False
+            for d in range(4):
+                if slide(key, d, wide, table4, table5, vertical, frame, n)[3]:
+                    out[s] = True
+                    break
 
-@njit(inline="always")
-def _holds(key, code, wide, frame, n):
-    """Whether a board holds a tile of code >= ``code``."""
-    for i in range(n):
-        if wide:
-            c = np.int64((key >> U64(5 * i)) & _U31)
-        else:
-            c = np.int64((key >> U64(4 * frame[i])) & _U15)
-        if c >= code:
-            return True
-    return False
+    @njit
+    def forward_layer(first, last, keys, probs, moves, symmetric, _wide, table4, table5, vertical, frame, n, perms,
+                      col_shift, row_shift, square, shifts, opt_small_keys, opt_small_index, opt_small_values,
+                      opt_big_keys, opt_big_index, opt_big_values, small, big, w_small, w_big, loss, optimal, status):
+        """One layer's step forward for boards ``first .. last - 1``: the children of each board's chosen move
+        (``small``, ``big``: ``[count * n]``, ~0 for a cell not empty; their canonical keys when ``symmetric``)
+        with their probabilities (``w_small``, ``w_big``), and against the solution's values the loss
+        ``probs[s] (V*(s) - Q*(s, move))`` and whether the move is optimal.
 
-
-@njit
-def _legal_one(s, keys, wide, table4, table5, vertical, frame, n, lo_out, hi_out):
-    key = keys[s]
-    lo = key
-    hi = _U0
-    if wide:
-        lo = _U0
-        for i in range(n):
-            f = U64(frame[i])
-            c = (key >> U64(5 * i)) & _U31
-            lo |= (c & _U15) << (U64(4) * f)
-            hi |= (c >> U64(4)) << f
-    lo_out[s] = lo
-    hi_out[s] = hi
-    for d in range(4):
-        after = slide(key, d, wide, table4, table5, vertical, frame, n)
-        if after[3]:
-            return True
-    return False
-
-
-@njit
-def legal_boards(first, last, keys, wide, table4, table5, vertical, frame, n, perms, col_shift, row_shift, square,
-                 lo_out, hi_out, out):
-    """Whether each board ``first .. last - 1`` has a legal move (``out``); fills its packed frame board
-    (``lo_out``, ``hi_out``: 5-bit cells)."""
-    for s in range(first, last):
-        out[s] = _legal_one(s, keys, wide, table4, table5, vertical, frame, n, lo_out, hi_out)
-
-
-@njit
-def _forward_one(s, keys, probs, moves, symmetric, wide, table4, table5, vertical, frame, n, perms, col_shift,
-                 row_shift, square, opt_small_keys, opt_small_index, opt_small_values, opt_big_keys,
-                 opt_big_index, opt_big_values, small, big,
-                 w_small, w_big, loss, optimal, status):
-    codes = np.zeros(16, np.int64)
-    key = keys[s]
-    base = s * n
-    for cell in range(n):
-        small[base + cell] = ~_U0
-        big[base + cell] = ~_U0
-        w_small[base + cell] = 0.0
-        w_big[base + cell] = 0.0
-    loss[s] = 0.0
-    optimal[s] = False
-    status[s] = 0
-    if moves[s] == NO_MOVE:
-        return
-    q = np.full(4, -np.inf)
-    best = -np.inf
-    for d in range(4):
-        lo, hi, reward, legal = slide(key, d, wide, table4, table5, vertical, frame, n)
-        if not legal:
-            continue
-        empty = 0
-        for cell in range(n):
-            if is_empty(lo, hi, cell, frame):
-                empty += 1
-        acc = 0.0
-        p_cell = 1.0 / empty
-        for cell in range(n):
-            if not is_empty(lo, hi, cell, frame):
+        ``moves[s]`` is :data:`NO_MOVE` for a board without a legal move, and :data:`BEST_MOVE` for perfect
+        play's (replaced by the move: the first, in the order up, right, down, left, of the largest Q*, summed
+        as :meth:`~td2048.solve.Solution.move_values` sums it). ``status[s]``: 0, 1 for an illegal move chosen,
+        2 for a child the solution does not hold."""
+        images = np.zeros(8, np.uint64)
+        q = np.zeros(4)
+        for s in range(first, last):
+            key = keys[s]
+            base = s * n
+            for cell in range(n):
+                small[base + cell] = ~_U0
+                big[base + cell] = ~_U0
+                w_small[base + cell] = 0.0
+                w_big[base + cell] = 0.0
+            loss[s] = 0.0
+            optimal[s] = False
+            status[s] = 0
+            if moves[s] == NO_MOVE:
                 continue
-            k1 = _canonical(_child(lo, hi, cell, 1, wide, frame, n, codes), wide, n, perms, col_shift, row_shift,
-                            square, codes)
-            k2 = _canonical(_child(lo, hi, cell, 2, wide, frame, n, codes), wide, n, perms, col_shift, row_shift,
-                            square, codes)
-            i1 = lookup(opt_small_index, opt_small_keys, k1)
-            i2 = lookup(opt_big_index, opt_big_keys, k2)
-            if i1 < 0 or i2 < 0:
-                status[s] = 2
+            best = -np.inf
+            for d in range(4):
+                q[d] = -np.inf
+                lo, hi, reward, legal = slide(key, d, wide, table4, table5, vertical, frame, n)
+                if not legal:
+                    continue
+                m = orientations(lo, hi, wide, frame, n, perms, col_shift, row_shift, square, images)
+                empty = 0
+                for cell in range(n):
+                    if is_empty(lo, hi, cell, frame):
+                        empty += 1
+                acc = 0.0
+                p_cell = 1.0 / empty
+                for cell in range(n):
+                    if not is_empty(lo, hi, cell, frame):
+                        continue
+                    i1 = lookup(opt_small_index, opt_small_keys, oriented_child(images, m, shifts, cell, 1))
+                    i2 = lookup(opt_big_index, opt_big_keys, oriented_child(images, m, shifts, cell, 2))
+                    if i1 < 0 or i2 < 0:
+                        status[s] = 2
+                        continue
+                    acc += p_cell * (P_SMALL * opt_small_values[i1, 0] + P_BIG * opt_big_values[i2, 0])
+                q[d] = acc + reward
+                if q[d] > best:
+                    best = q[d]
+            if moves[s] == BEST_MOVE:
+                for d in range(4):
+                    if q[d] == best:
+                        moves[s] = d
+                        break
+            chosen = moves[s]
+            if q[chosen] == -np.inf:
+                status[s] = 1
                 continue
-            acc += p_cell * (P_SMALL * opt_small_values[i1, 0] + P_BIG * opt_big_values[i2, 0])  # as the solver
-        q[d] = acc + reward
-        if q[d] > best:
-            best = q[d]
-    if moves[s] == BEST_MOVE:  # perfect play: the first move of the largest Q*
-        for d in range(4):
-            if q[d] == best:
-                moves[s] = d
-                break
-    chosen = moves[s]
-    if q[chosen] == -np.inf:
-        status[s] = 1
-        return
-    lo, hi, reward, legal = slide(key, chosen, wide, table4, table5, vertical, frame, n)
-    empty = 0
-    for cell in range(n):
-        if is_empty(lo, hi, cell, frame):
-            empty += 1
-    for cell in range(n):
-        if not is_empty(lo, hi, cell, frame):
-            continue
-        c1 = _child(lo, hi, cell, 1, wide, frame, n, codes)
-        c2 = _child(lo, hi, cell, 2, wide, frame, n, codes)
-        small[base + cell] = _canonical(c1, wide, n, perms, col_shift, row_shift, square, codes) if symmetric else c1
-        big[base + cell] = _canonical(c2, wide, n, perms, col_shift, row_shift, square, codes) if symmetric else c2
-        w_small[base + cell] = probs[s] * P_SMALL / empty
-        w_big[base + cell] = probs[s] * P_BIG / empty
-    loss[s] = probs[s] * (best - q[chosen])
-    optimal[s] = q[chosen] >= best - RTOL * abs(best)
+            lo, hi, reward, legal = slide(key, chosen, wide, table4, table5, vertical, frame, n)
+            m = orientations(lo, hi, wide, frame, n, perms, col_shift, row_shift, square, images)
+            empty = 0
+            for cell in range(n):
+                if is_empty(lo, hi, cell, frame):
+                    empty += 1
+            for cell in range(n):
+                if not is_empty(lo, hi, cell, frame):
+                    continue
+                if symmetric:
+                    small[base + cell] = oriented_child(images, m, shifts, cell, 1)
+                    big[base + cell] = oriented_child(images, m, shifts, cell, 2)
+                else:
+                    small[base + cell] = _child(lo, hi, cell, 1, wide, frame, n)
+                    big[base + cell] = _child(lo, hi, cell, 2, wide, frame, n)
+                w_small[base + cell] = probs[s] * P_SMALL / empty
+                w_big[base + cell] = probs[s] * P_BIG / empty
+            loss[s] = probs[s] * (best - q[chosen])
+            optimal[s] = q[chosen] >= best - RTOL * abs(best)
 
-
-@njit
-def forward_layer(first, last, keys, probs, moves, symmetric, wide, table4, table5, vertical, frame, n, perms,
-                  col_shift, row_shift, square, opt_small_keys, opt_small_index, opt_small_values, opt_big_keys,
-                  opt_big_index, opt_big_values, small, big, w_small, w_big, loss, optimal, status):
-    """One layer's step forward for boards ``first .. last - 1``: the children of each board's chosen move
-    (``small``, ``big``: ``[count * n]``, ~0 for a cell not empty; their canonical keys when ``symmetric``) with
-    their probabilities (``w_small``, ``w_big``), and against the solution's values the loss ``probs[s] (V*(s) -
-    Q*(s, move))`` and whether the move is optimal.
-
-    ``moves[s]`` is :data:`NO_MOVE` for a board without a legal move, and :data:`BEST_MOVE` for perfect play's
-    (replaced by the move: the first, in the order up, right, down, left, of the largest Q*).
-    ``status[s]``: 0, 1 for an illegal move chosen, 2 for a child the solution does not hold."""
-    for s in range(first, last):
-        _forward_one(s, keys, probs, moves, symmetric, wide, table4, table5, vertical, frame, n, perms, col_shift,
-                     row_shift, square, opt_small_keys, opt_small_index, opt_small_values, opt_big_keys,
-                     opt_big_index, opt_big_values, small, big, w_small, w_big, loss, optimal, status)
-
-
-@njit
-def _backward_one(s, keys, moves, symmetric, wide, table4, table5, vertical, frame, n, perms, col_shift, row_shift,
-                  square, keys_small, index_small, values_small, keys_big, index_big, values_big, out):
-    codes = np.zeros(16, np.int64)
-    aims = out.shape[1]
-    key = keys[s]
-    missing = 0
-    for a in range(aims):
-        out[s, a] = 0.0
-    if moves[s] >= 0:
-        lo, hi, reward, legal = slide(key, moves[s], wide, table4, table5, vertical, frame, n)
-        empty = 0
-        for cell in range(n):
-            if is_empty(lo, hi, cell, frame):
-                empty += 1
-        for cell in range(n):
-            if not is_empty(lo, hi, cell, frame):
-                continue
-            c1 = _child(lo, hi, cell, 1, wide, frame, n, codes)
-            c2 = _child(lo, hi, cell, 2, wide, frame, n, codes)
-            if symmetric:
-                c1 = _canonical(c1, wide, n, perms, col_shift, row_shift, square, codes)
-                c2 = _canonical(c2, wide, n, perms, col_shift, row_shift, square, codes)
-            i1 = lookup(index_small, keys_small, c1)
-            i2 = lookup(index_big, keys_big, c2)
-            if i1 < 0 or i2 < 0:
-                missing += 1
-                continue
+    @njit
+    def backward_layer(first, last, keys, moves, symmetric, _wide, table4, table5, vertical, frame, n, perms,
+                       col_shift, row_shift, square, shifts, keys_small, index_small, values_small, keys_big,
+                       index_big, values_big, out):
+        """The policy's values of boards ``first .. last - 1`` of a layer from those of the layers their children
+        lie in (each with its :func:`~td2048.solve.kernels.build_index`): ``out[s, 0]`` the expected score,
+        ``out[s, c]`` the probability of ever holding a tile of code >= c. Returns the number of children not
+        found (0 unless the layers are inconsistent)."""
+        aims = out.shape[1]
+        images = np.zeros(8, np.uint64)
+        missing = 0
+        for s in range(first, last):
+            key = keys[s]
             for a in range(aims):
-                out[s, a] += (P_SMALL * values_small[i1, a] + P_BIG * values_big[i2, a]) / empty
-        out[s, 0] += reward
-    for a in range(1, aims):
-        if _holds(key, a, wide, frame, n):
-            out[s, a] = 1.0
-    return missing
+                out[s, a] = 0.0
+            if moves[s] >= 0:
+                lo, hi, reward, legal = slide(key, moves[s], wide, table4, table5, vertical, frame, n)
+                m = orientations(lo, hi, wide, frame, n, perms, col_shift, row_shift, square, images)
+                empty = 0
+                for cell in range(n):
+                    if is_empty(lo, hi, cell, frame):
+                        empty += 1
+                for cell in range(n):
+                    if not is_empty(lo, hi, cell, frame):
+                        continue
+                    if symmetric:
+                        c1 = oriented_child(images, m, shifts, cell, 1)
+                        c2 = oriented_child(images, m, shifts, cell, 2)
+                    else:
+                        c1 = _child(lo, hi, cell, 1, wide, frame, n)
+                        c2 = _child(lo, hi, cell, 2, wide, frame, n)
+                    i1 = lookup(index_small, keys_small, c1)
+                    i2 = lookup(index_big, keys_big, c2)
+                    if i1 < 0 or i2 < 0:
+                        missing += 1
+                        continue
+                    for a in range(aims):
+                        out[s, a] += (P_SMALL * values_small[i1, a] + P_BIG * values_big[i2, a]) / empty
+                out[s, 0] += reward
+            top = max_code(key, wide, frame, n)
+            for a in range(1, min(top + 1, aims)):
+                out[s, a] = 1.0
+        return missing
+
+    return SimpleNamespace(legal_boards=legal_boards, forward_layer=forward_layer, backward_layer=backward_layer)
 
 
-@njit
-def backward_layer(first, last, keys, moves, symmetric, wide, table4, table5, vertical, frame, n, perms, col_shift,
-                   row_shift, square, keys_small, index_small, values_small, keys_big, index_big,
-                  values_big, out):
-    """The policy's values of boards ``first .. last - 1`` of a layer from those of the layers their children lie
-    in: ``out[s, 0]`` the expected score, ``out[s, c]`` the probability of ever holding a tile of code >= c.
-    Returns the number of children not found (0 unless the layers are inconsistent)."""
-    missing = 0
-    for s in range(first, last):
-        missing += _backward_one(s, keys, moves, symmetric, wide, table4, table5, vertical, frame, n, perms,
-                                 col_shift, row_shift, square, keys_small, index_small, values_small, keys_big,
-                                 index_big, values_big, out)
-    return missing
+COMPILED = {False: _compiled(False), True: _compiled(True)}  # by wide
 
 
 @dataclass
@@ -375,6 +345,8 @@ def exact_policy_value(solution: Solution, choose: Policy | None, symmetric: boo
         raise TD2048Error("this solution holds no values (solve with keep_values=True, or read a file)")
     rules = solution.rules
     args = rules.args
+    kernels = COMPILED[rules.wide]
+    shifts = rules.shifts
     n, wide, aims = rules.n, rules.wide, solution.aims
     small_step, big_step = rules.tile_steps
     sol_index = {s: i for i, s in enumerate(solution.sums)}
@@ -406,7 +378,7 @@ def exact_policy_value(solution: Solution, choose: Policy | None, symmetric: boo
         lo = np.empty(len(keys), np.uint64)
         hi = np.empty(len(keys), np.uint64)
         live = np.empty(len(keys), np.bool_)
-        split_range(legal_boards, len(keys), keys, *args, lo, hi, live)
+        split_range(kernels.legal_boards, len(keys), keys, *args, lo, hi, live)
         moves = np.full(len(keys), -1, np.int64)
         if choose is PERFECT_PLAY:
             moves[live] = BEST_MOVE
@@ -421,8 +393,8 @@ def exact_policy_value(solution: Solution, choose: Policy | None, symmetric: boo
         optimal = np.empty(len(keys), np.bool_)
         status = np.empty(len(keys), np.int8)
         ahead = (*optimum(s + small_step), *optimum(s + big_step))
-        split_range(forward_layer, len(keys), keys, probs, moves, symmetric, *args, *ahead, small, big, w_small,
-                    w_big, loss, optimal, status)
+        split_range(kernels.forward_layer, len(keys), keys, probs, moves, symmetric, *args, shifts, *ahead, small,
+                    big, w_small, w_big, loss, optimal, status)
         if (status == 1).any():
             j = int(np.argmax(status == 1))
             raise TD2048Error(f"the policy chose the illegal move {MOVE_NAMES[moves[j]]} on {int(keys[j]):#x} "
@@ -505,8 +477,8 @@ def _backward(rules, sums, layers, layer_moves, aims, symmetric) -> list[np.ndar
         s = sums[i]
         out = np.empty((len(layers[i]), aims))
         ahead = (*held(s + small_step), *held(s + big_step))
-        missing = sum(split_range(backward_layer, len(layers[i]), layers[i], layer_moves[i], symmetric, *rules.args,
-                                  *ahead, out))
+        missing = sum(split_range(COMPILED[rules.wide].backward_layer, len(layers[i]), layers[i], layer_moves[i],
+                                  symmetric, *rules.args, rules.shifts, *ahead, out))
         if missing:  # pragma: no cover - a broken forward pass
             raise TD2048Error(f"the policy's layer of tile sum {s} has {missing} children that no layer holds")
         values[i] = out
