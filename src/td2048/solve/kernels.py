@@ -325,10 +325,50 @@ def radix_order(keys):
 
 
 @njit
-def accumulate(keys, weights):
-    """(the distinct keys, sorted; the sum of each one's weights, added in the order given)."""
+def accumulate(keys, weights, more_keys, more_weights):
+    """(the distinct keys of ``keys`` then ``more_keys``, sorted, ``EMPTY`` left out; the sum of each one's
+    weights, added in the order given)."""
     size = 1024
-    while size < 2 * keys.shape[0]:
+    while size < 2 * (keys.shape[0] + more_keys.shape[0]):
+        size *= 2
+    mask = size - 1
+    table = np.full(size, EMPTY, np.uint64)
+    sums = np.zeros(size, np.float64)
+    count = 0
+    for j in range(keys.shape[0] + more_keys.shape[0]):
+        key = keys[j] if j < keys.shape[0] else more_keys[j - keys.shape[0]]
+        if key == EMPTY:
+            continue
+        i = _slot(key, mask)
+        while table[i] != key and table[i] != EMPTY:
+            i = (i + 1) & mask
+        if table[i] == EMPTY:
+            table[i] = key
+            count += 1
+        sums[i] += weights[j] if j < keys.shape[0] else more_weights[j - keys.shape[0]]
+    out_keys = np.empty(count, np.uint64)
+    out_sums = np.empty(count, np.float64)
+    k = 0
+    for i in range(size):
+        if table[i] != EMPTY:
+            out_keys[k] = table[i]
+            out_sums[k] = sums[i]
+            k += 1
+    order = radix_order(out_keys)
+    return out_keys[order], out_sums[order]
+
+
+@njit(inline="always")
+def _share(key, parts):
+    return np.int64((key * _GOLDEN) >> U64(56)) % parts
+
+
+@njit
+def accumulate_part(first, last, keys, weights, parts):
+    """:func:`accumulate` of the keys of shares ``first .. last - 1`` of ``parts`` (a key's share is fixed by its
+    hash), so that threads can each take shares: (their distinct keys, sorted; their sums)."""
+    size = 1024
+    while size * parts < 2 * keys.shape[0] * (last - first):
         size *= 2
     mask = size - 1
     table = np.full(size, EMPTY, np.uint64)
@@ -336,12 +376,30 @@ def accumulate(keys, weights):
     count = 0
     for j in range(keys.shape[0]):
         key = keys[j]
+        share = _share(key, parts)
+        if share < first or share >= last or key == EMPTY:
+            continue
         i = _slot(key, mask)
         while table[i] != key and table[i] != EMPTY:
             i = (i + 1) & mask
         if table[i] == EMPTY:
             table[i] = key
             count += 1
+            if 2 * count > size:  # more of this share than its part of the keys: twice the table
+                grown = np.full(2 * size, EMPTY, np.uint64)
+                grown_sums = np.zeros(2 * size, np.float64)
+                for r in range(size):
+                    if table[r] != EMPTY:
+                        t = _slot(table[r], 2 * size - 1)
+                        while grown[t] != EMPTY:
+                            t = (t + 1) & (2 * size - 1)
+                        grown[t] = table[r]
+                        grown_sums[t] = sums[r]
+                table, sums, size = grown, grown_sums, 2 * size
+                mask = size - 1
+                i = _slot(key, mask)
+                while table[i] != key:
+                    i = (i + 1) & mask
         sums[i] += weights[j]
     out_keys = np.empty(count, np.uint64)
     out_sums = np.empty(count, np.float64)
@@ -353,6 +411,25 @@ def accumulate(keys, weights):
             k += 1
     order = radix_order(out_keys)
     return out_keys[order], out_sums[order]
+
+
+@njit
+def merge_disjoint(keys_a, sums_a, keys_b, sums_b):
+    """The sorted union of two sorted arrays of keys that share none, each key with its sum."""
+    keys = np.empty(keys_a.shape[0] + keys_b.shape[0], np.uint64)
+    sums = np.empty(keys.shape[0], np.float64)
+    i = 0
+    j = 0
+    for k in range(keys.shape[0]):
+        if j >= keys_b.shape[0] or (i < keys_a.shape[0] and keys_a[i] < keys_b[j]):
+            keys[k] = keys_a[i]
+            sums[k] = sums_a[i]
+            i += 1
+        else:
+            keys[k] = keys_b[j]
+            sums[k] = sums_b[j]
+            j += 1
+    return keys, sums
 
 
 def table_size(count: int) -> int:
@@ -418,31 +495,68 @@ def merge_unique(a, b):
 
 @njit
 def build_index(keys):
-    """A hash index of a layer's sorted keys: ``index[slot]`` = position + 1, 0 where empty (:func:`lookup`)."""
+    """A hash index of a layer's sorted keys: ``index[slot] = (key, its position)``, ``EMPTY`` keys where empty, so
+    that a lookup reads one slot (:func:`lookup`)."""
     size = 1024
     while size < 2 * keys.shape[0]:
         size *= 2
-    index = np.zeros(size, np.int32)
+    index = np.full((size, 2), EMPTY, np.uint64)
     mask = size - 1
     for j in range(keys.shape[0]):
         i = _slot(keys[j], mask)
-        while index[i] != 0:
+        while index[i, 0] != EMPTY:
             i = (i + 1) & mask
-        index[i] = j + 1
+        index[i, 0] = keys[j]
+        index[i, 1] = U64(j)
     return index
+
+
+@njit
+def value_table(keys, values):
+    """A hash table of a layer's keys with one value each (``values[:, 0]``), side by side in one slot:
+    ``table[slot] = (key, the value's bits)``, ``EMPTY`` keys where empty; read with :func:`table_value` (one
+    cache line a lookup, where :func:`lookup` reads three)."""
+    size = 1024
+    while size < 2 * keys.shape[0]:
+        size *= 2
+    table = np.full((size, 2), EMPTY, np.uint64)
+    bits = table.view(np.float64)
+    mask = size - 1
+    for j in range(keys.shape[0]):
+        i = _slot(keys[j], mask)
+        while table[i, 0] != EMPTY:
+            i = (i + 1) & mask
+        table[i, 0] = keys[j]
+        bits[i, 1] = values[j, 0]
+    return table
+
+
+@njit(inline="always")
+def table_value(table, bits, key):
+    """(found, value) of ``key`` in a :func:`value_table` (``bits``: the table viewed as float64)."""
+    mask = table.shape[0] - 1
+    i = _slot(key, mask)
+    while True:
+        k = table[i, 0]
+        if k == key:
+            return True, bits[i, 1]
+        if k == EMPTY:
+            return False, 0.0
+        i = (i + 1) & mask
 
 
 @njit(inline="always")
 def lookup(index, keys, key):
-    """The position of ``key`` in the layer ``keys`` through its :func:`build_index` (-1 if absent)."""
+    """The position of ``key`` in the layer ``keys`` through its :func:`build_index` (-1 if absent; the index holds
+    the keys beside their positions, so ``keys`` itself is not read)."""
     mask = index.shape[0] - 1
     i = _slot(key, mask)
     while True:
-        j = index[i]
-        if j == 0:
+        k = index[i, 0]
+        if k == key:
+            return np.int64(index[i, 1])
+        if k == EMPTY:
             return -1
-        if keys[j - 1] == key:
-            return j - 1
         i = (i + 1) & mask
 
 

@@ -37,17 +37,22 @@ from td2048.solve.kernels import (
     P_BIG,
     P_SMALL,
     accumulate,
+    accumulate_part,
     build_index,
     is_empty,
     key_board,
+    least,
     lookup,
     max_code,
+    merge_disjoint,
     orientations,
     oriented_child,
     slide,
+    table_value,
+    value_table,
 )
 from td2048.solve.solution import Solution, probability
-from td2048.threads import split_range
+from td2048.threads import solver_threads, split_range
 
 _U0 = U64(0)
 _U1 = U64(1)
@@ -100,35 +105,35 @@ def _compiled(wide: bool) -> SimpleNamespace:
 
     @njit
     def forward_layer(first, last, keys, probs, moves, symmetric, _wide, table4, table5, vertical, frame, n, perms,
-                      col_shift, row_shift, square, shifts, opt_small_keys, opt_small_index, opt_small_values,
-                      opt_big_keys, opt_big_index, opt_big_values, small, big, w_small, w_big, loss, optimal, status):
+                      col_shift, row_shift, square, shifts, opt_table, opt_bits, opt_small_table, opt_small_bits,
+                      opt_big_table, opt_big_bits, small, big, w_small, w_big, loss, optimal, status):
         """One layer's step forward for boards ``first .. last - 1``: the children of each board's chosen move
-        (``small``, ``big``: ``[count * n]``, ~0 for a cell not empty; their canonical keys when ``symmetric``)
-        with their probabilities (``w_small``, ``w_big``), and against the solution's values the loss
-        ``probs[s] (V*(s) - Q*(s, move))`` and whether the move is optimal.
+        (``small``, ``big``: ``[count * n]``, from ``first * n`` on, one for each empty cell; their canonical keys
+        when ``symmetric``) with their probabilities (``w_small``, ``w_big``), and against the solution's values
+        the loss ``probs[s] (V*(s) - Q*(s, move))`` and whether the move is optimal. Returns the range of
+        ``small`` written (the same for the others).
 
         ``moves[s]`` is :data:`NO_MOVE` for a board without a legal move, and :data:`BEST_MOVE` for perfect
         play's (replaced by the move: the first, in the order up, right, down, left, of the largest Q*, summed
-        as :meth:`~td2048.solve.Solution.move_values` sums it). ``status[s]``: 0, 1 for an illegal move chosen,
-        2 for a child the solution does not hold."""
+        as :meth:`~td2048.solve.Solution.move_values` sums it). V*(s) is the solution's value of the board (the
+        ``opt_`` layer of its own tile sum), so a policy's move is the only one valued. ``status[s]``: 0, 1 for
+        an illegal move chosen, 2 for a child the solution does not hold."""
         images = np.zeros(8, np.uint64)
         q = np.zeros(4)
+        written = first * n
         for s in range(first, last):
             key = keys[s]
-            base = s * n
-            for cell in range(n):
-                small[base + cell] = ~_U0
-                big[base + cell] = ~_U0
-                w_small[base + cell] = 0.0
-                w_big[base + cell] = 0.0
             loss[s] = 0.0
             optimal[s] = False
             status[s] = 0
             if moves[s] == NO_MOVE:
                 continue
             best = -np.inf
+            pick = moves[s] == BEST_MOVE
             for d in range(4):
                 q[d] = -np.inf
+                if not pick and d != moves[s]:
+                    continue
                 lo, hi, reward, legal = slide(key, d, wide, table4, table5, vertical, frame, n)
                 if not legal:
                     continue
@@ -142,20 +147,28 @@ def _compiled(wide: bool) -> SimpleNamespace:
                 for cell in range(n):
                     if not is_empty(lo, hi, cell, frame):
                         continue
-                    i1 = lookup(opt_small_index, opt_small_keys, oriented_child(images, m, shifts, cell, 1))
-                    i2 = lookup(opt_big_index, opt_big_keys, oriented_child(images, m, shifts, cell, 2))
-                    if i1 < 0 or i2 < 0:
+                    f1, v1 = table_value(opt_small_table, opt_small_bits, oriented_child(images, m, shifts, cell, 1))
+                    f2, v2 = table_value(opt_big_table, opt_big_bits, oriented_child(images, m, shifts, cell, 2))
+                    if not (f1 and f2):
                         status[s] = 2
                         continue
-                    acc += p_cell * (P_SMALL * opt_small_values[i1, 0] + P_BIG * opt_big_values[i2, 0])
+                    acc += p_cell * (P_SMALL * v1 + P_BIG * v2)
                 q[d] = acc + reward
                 if q[d] > best:
                     best = q[d]
-            if moves[s] == BEST_MOVE:
+            if pick:
                 for d in range(4):
                     if q[d] == best:
                         moves[s] = d
                         break
+            else:  # the best move's value is the board's own
+                lo, hi = key_board(key, wide, frame, n)
+                m = orientations(lo, hi, wide, frame, n, perms, col_shift, row_shift, square, images)
+                found, value = table_value(opt_table, opt_bits, least(images, m))
+                if not found:
+                    status[s] = 2
+                else:
+                    best = max(best, value)
             chosen = moves[s]
             if q[chosen] == -np.inf:
                 status[s] = 1
@@ -170,15 +183,17 @@ def _compiled(wide: bool) -> SimpleNamespace:
                 if not is_empty(lo, hi, cell, frame):
                     continue
                 if symmetric:
-                    small[base + cell] = oriented_child(images, m, shifts, cell, 1)
-                    big[base + cell] = oriented_child(images, m, shifts, cell, 2)
+                    small[written] = oriented_child(images, m, shifts, cell, 1)
+                    big[written] = oriented_child(images, m, shifts, cell, 2)
                 else:
-                    small[base + cell] = _child(lo, hi, cell, 1, wide, frame, n)
-                    big[base + cell] = _child(lo, hi, cell, 2, wide, frame, n)
-                w_small[base + cell] = probs[s] * P_SMALL / empty
-                w_big[base + cell] = probs[s] * P_BIG / empty
+                    small[written] = _child(lo, hi, cell, 1, wide, frame, n)
+                    big[written] = _child(lo, hi, cell, 2, wide, frame, n)
+                w_small[written] = probs[s] * P_SMALL / empty
+                w_big[written] = probs[s] * P_BIG / empty
+                written += 1
             loss[s] = probs[s] * (best - q[chosen])
             optimal[s] = q[chosen] >= best - RTOL * abs(best)
+        return first * n, written
 
     @njit
     def backward_layer(first, last, keys, moves, symmetric, _wide, table4, table5, vertical, frame, n, perms,
@@ -193,6 +208,7 @@ def _compiled(wide: bool) -> SimpleNamespace:
         missing = 0
         for s in range(first, last):
             key = keys[s]
+            top = max_code(key, wide, frame, n)
             for a in range(aims):
                 out[s, a] = 0.0
             if moves[s] >= 0:
@@ -216,10 +232,10 @@ def _compiled(wide: bool) -> SimpleNamespace:
                     if i1 < 0 or i2 < 0:
                         missing += 1
                         continue
-                    for a in range(aims):
+                    out[s, 0] += (P_SMALL * values_small[i1, 0] + P_BIG * values_big[i2, 0]) / empty
+                    for a in range(top + 1, aims):  # the reach of a code the board holds is 1: not summed
                         out[s, a] += (P_SMALL * values_small[i1, a] + P_BIG * values_big[i2, a]) / empty
                 out[s, 0] += reward
-            top = max_code(key, wide, frame, n)
             for a in range(1, min(top + 1, aims)):
                 out[s, a] = 1.0
         return missing
@@ -353,19 +369,19 @@ def exact_policy_value(solution: Solution, choose: Policy | None, symmetric: boo
     empty_keys = _read_only(np.zeros(0), np.uint64)
     empty_values = _read_only(np.zeros((0, aims)), np.float64)
 
-    no_index = build_index(empty_keys)
-    indexed: dict[int, np.ndarray] = {}  # the solution's layers in use, with their hash indexes
+    nothing = value_table(empty_keys, empty_values)
+    tables: dict[int, np.ndarray] = {}  # the solution's layers in use: hash tables of their expected scores
 
     def optimum(tile_sum):
         i = sol_index.get(tile_sum)
         if i is None:
-            return empty_keys, no_index, empty_values
-        keys = _read_only(solution.keys[i], np.uint64)
-        if i not in indexed:
-            indexed[i] = build_index(keys)
-            for j in [j for j in indexed if solution.sums[j] < tile_sum - big_step]:
-                del indexed[j]  # the layers still to step from lie above: they need no layer below this one
-        return keys, indexed[i], _read_only(solution.values[i], np.float64)
+            return nothing, nothing.view(np.float64)
+        if i not in tables:
+            tables[i] = value_table(_read_only(solution.keys[i], np.uint64),
+                                    _read_only(solution.values[i], np.float64))
+            for j in [j for j in tables if solution.sums[j] < tile_sum - 2 * big_step]:
+                del tables[j]  # the layers still to step from lie above: they need no layer below this one
+        return tables[i], tables[i].view(np.float64)
 
     pending: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
     for s, (keys, probs) in _start(rules, symmetric).items():
@@ -375,6 +391,8 @@ def exact_policy_value(solution: Solution, choose: Policy | None, symmetric: boo
     while pending:
         s = min(pending)
         keys, probs = _merge(pending.pop(s))
+        if len(keys) == 0:  # no board of this tile sum: every cell of the moves before it was taken
+            continue
         lo = np.empty(len(keys), np.uint64)
         hi = np.empty(len(keys), np.uint64)
         live = np.empty(len(keys), np.bool_)
@@ -392,9 +410,9 @@ def exact_policy_value(solution: Solution, choose: Policy | None, symmetric: boo
         loss = np.empty(len(keys))
         optimal = np.empty(len(keys), np.bool_)
         status = np.empty(len(keys), np.int8)
-        ahead = (*optimum(s + small_step), *optimum(s + big_step))
-        split_range(kernels.forward_layer, len(keys), keys, probs, moves, symmetric, *args, shifts, *ahead, small,
-                    big, w_small, w_big, loss, optimal, status)
+        ahead = (*optimum(s), *optimum(s + small_step), *optimum(s + big_step))
+        written = split_range(kernels.forward_layer, len(keys), keys, probs, moves, symmetric, *args, shifts, *ahead,
+                              small, big, w_small, w_big, loss, optimal, status)
         if (status == 1).any():
             j = int(np.argmax(status == 1))
             raise TD2048Error(f"the policy chose the illegal move {MOVE_NAMES[moves[j]]} on {int(keys[j]):#x} "
@@ -409,11 +427,9 @@ def exact_policy_value(solution: Solution, choose: Policy | None, symmetric: boo
         met += float(probs[live].sum())
         met_optimal += float(probs[optimal].sum())
         for step, children, weights in ((small_step, small, w_small), (big_step, big, w_big)):
-            kept = children != ~np.uint64(0)
-            if kept.any():
-                pending.setdefault(s + step, []).append((children[kept], weights[kept]))
-        if s + small_step in pending and len(pending[s + small_step]) >= 8:
-            pending[s + small_step] = [_merge(pending[s + small_step])]
+            parts = [(children[a:b], weights[a:b]) for a, b in written if b > a]
+            if parts:
+                pending.setdefault(s + step, []).extend(parts)
 
     values = _backward(rules, sums, layers, layer_moves, aims, symmetric)
     score = None
@@ -490,10 +506,18 @@ def _backward(rules, sums, layers, layer_moves, aims, symmetric) -> list[np.ndar
 
 
 def _merge(parts) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct boards of parts of (boards, probabilities), sorted, with their probabilities summed."""
+    """The distinct boards of parts of (boards, probabilities), sorted, with their probabilities summed: on
+    every core, each thread the boards of its shares of the hash (the same sums, in the same order, as one)."""
     keys = np.concatenate([k for k, _ in parts]) if len(parts) > 1 else parts[0][0]
     weights = np.concatenate([w for _, w in parts]) if len(parts) > 1 else parts[0][1]
-    return accumulate(np.ascontiguousarray(keys, np.uint64), np.ascontiguousarray(weights, np.float64))
+    keys, weights = np.ascontiguousarray(keys, np.uint64), np.ascontiguousarray(weights, np.float64)
+    shares = solver_threads()
+    if shares == 1 or len(keys) < 1 << 16:
+        return accumulate(keys, weights, keys[:0], weights[:0])
+    out = None
+    for part in split_range(accumulate_part, shares, keys, weights, shares, threads=shares, least=1):
+        out = part if out is None else merge_disjoint(*out, *part)
+    return out
 
 
 def _start(rules, symmetric) -> dict[int, tuple[np.ndarray, np.ndarray]]:
