@@ -147,7 +147,7 @@ def _refuse(board):
     from td2048.cli import solve as command
 
     command.run(Namespace(board=board, game="2048", out=None, memory_limit=64 * 2**30, json=False, source=None,
-                          reach=False, score_at_least=None))
+                          reach=False, score_at_least=None, count=False))
 
 
 @pytest.mark.parametrize("board, game", [("2x3", "2048"), ("2x2", "2584")])
@@ -187,3 +187,10 @@ def test_the_value_of_a_position_needs_reach_columns_only_for_reach(solved, tmp_
     codes = [1, 0, 2, 3]
     assert back.value(codes)[0] == solution.value(codes)[0] and len(back.value(codes)) == 1
     np.testing.assert_array_equal(back.move_values(codes), solution.move_values(codes))
+
+
+def test_count_enumerates_without_solving():
+    result = td2048("solve", "--board", "2x3", "--count", "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout.strip().splitlines()[-1])
+    assert data["positions"] == 21_752 and data["layers"] == 125 and "tile sum" in result.stdout

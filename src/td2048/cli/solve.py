@@ -48,6 +48,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="refuse a solve estimated to need more (default: the machine's memory, else 2GiB)")
     p.add_argument("--score-at-least", type=scores_arg, default=None, metavar="X[,X...]",
                    help=f"under perfect play (the expected score's aim), {SCORES_HELP}")
+    p.add_argument("--count", action="store_true",
+                   help="only count the positions (the forward pass, keeping no keys): a line every 100 layers, "
+                        "then the total; for a board too large to solve here")
     p.add_argument("--json", action="store_true", help="end with one JSON line of the results")
 
 
@@ -78,6 +81,8 @@ def run(args: argparse.Namespace) -> int:
         if args.out:
             solution.save(args.out, reach=args.reach)
         return _report(args, board, solution, time.perf_counter() - started)
+    if args.count:
+        return _count(args, board)
     if args.reach and not args.out:
         raise TD2048Error("--reach writes the reach probabilities in the solution file: give it with --out FILE")
     limit = args.memory_limit or machine_memory()
@@ -126,6 +131,35 @@ def run(args: argparse.Namespace) -> int:
             bar.clear()
         if scratch is not None:
             scratch.cleanup()
+
+
+def _count(args, board) -> int:
+    """``--count``: the forward pass alone, printing as it goes (what it prints holds if it is stopped)."""
+    from td2048.solve.layers import LayerStore, Rules, enumerate_layers
+    from td2048.spec import format_bytes
+
+    started = time.perf_counter()
+    rules = Rules(board, args.game)
+    total = [0, 0]
+
+    def on_layer(tile_sum, positions):
+        total[0] += positions
+        total[1] += 1
+        if total[1] % 100 == 0:
+            print(f"tile sum {tile_sum}: {positions:,} positions, {total[0]:,} so far "
+                  f"({time.perf_counter() - started:.0f} s)", flush=True)
+
+    layers = enumerate_layers(rules, on_layer=on_layer, store=LayerStore(count_only=True))
+    seconds = time.perf_counter() - started
+    peak = peak_memory_bytes()
+    print(f"{args.game} on {board.name}: {layers.positions:,} positions (up to symmetry), {len(layers.sums)} layers "
+          f"of tile sum, the largest {max(layers.counts):,}; counted in {seconds:.2f} s, peak memory "
+          f"{format_bytes(peak)}")
+    if args.json:
+        print(json.dumps({"board": board.name, "game": args.game, "positions": layers.positions,
+                          "layers": len(layers.sums), "largest_layer": max(layers.counts), "seconds": seconds,
+                          "peak_memory_bytes": peak}))
+    return 0
 
 
 def _report(args, board, solution, seconds: float) -> int:

@@ -154,16 +154,19 @@ class LayerStore:
         Where the temporary file goes (None: the system's temporary directory).
     in_memory : bool
         Keep them in memory instead (small boards, and solves that keep every value).
+    count_only : bool
+        Keep only the layers' sizes (``td2048 solve --count``: a board too large to solve here).
     """
 
-    def __init__(self, directory=None, in_memory: bool = False):
+    def __init__(self, directory=None, in_memory: bool = False, count_only: bool = False):
+        self.count_only = count_only
         self.sums: list[int] = []
         self.counts: list[int] = []
         self.after_counts: list[int] = []
         self._offsets: list[int] = []
         self._held: list[tuple[np.ndarray, np.ndarray]] | None = [] if in_memory else None
         self._file = None
-        if not in_memory:
+        if not in_memory and not count_only:
             try:
                 self._file = tempfile.TemporaryFile(prefix="td2048-keys-", dir=directory)
             except OSError as e:
@@ -177,6 +180,8 @@ class LayerStore:
         self.counts.append(len(keys))
         self.after_counts.append(len(afters))
         self._offsets.append(self._size)
+        if self.count_only:
+            return
         if self._held is not None:
             self._held.append((keys, afters))
         else:
