@@ -50,36 +50,6 @@ def _perfect_choice(solution):
     return choose
 
 
-def _plain_perfect_choice(rows, cols, game):
-    """Perfect play from the plain recursion's values (naive.solve_board): the first move whose Q* is within 1e-9
-    of the best (its sums round otherwise than the solver's)."""
-    values, _ = naive.solve_board(rows, cols, game)
-    memo: dict = {}
-
-    def choose(grid):
-        key = tuple(map(tuple, grid))
-        if key not in memo:
-            q = []
-            for d in range(4):
-                after, reward = naive.move(grid, d, game=game)
-                if after == grid:
-                    q.append(-1.0)
-                    continue
-                empty = [(r, c) for r in range(rows) for c in range(cols) if after[r][c] == 0]
-                total = 0.0
-                for r, c in empty:
-                    for code, p in ((1, 0.9), (2, 0.1)):
-                        child = [row[:] for row in after]
-                        child[r][c] = code
-                        total += p / len(empty) * values[min(tuple(map(tuple, g)) for g in naive.symmetries(child))][0]
-                q.append(reward + total)
-            best = max(q)
-            memo[key] = next(d for d in range(4) if q[d] >= best - 1e-9 * abs(best))
-        return memo[key]
-
-    return choose
-
-
 @pytest.mark.parametrize("board, game", CASES[:3])
 def test_a_fixed_preference_matches_the_plain_forward_pass(solved, board, game):
     shape = as_shape(board)
@@ -93,12 +63,13 @@ def test_a_fixed_preference_matches_the_plain_forward_pass(solved, board, game):
     assert result.score.dropped < 1e-15
 
 
-@pytest.mark.parametrize("board, game", CASES[:3])
+@pytest.mark.parametrize("board, game", [("2x2", "2048"), ("2x2", "2584")])
 def test_perfect_play_matches_the_plain_forward_pass(solved, board, game):
+    """(On 2x3 the fixed preference above, and perfect play against sampled games below: the plain pass of
+    perfect play there takes a quarter of a minute.)"""
     solution = solved[(board, game)]
     shape = as_shape(board)
-    choose = _plain_perfect_choice(shape.rows, shape.cols, game) if board == "2x3" else _perfect_choice(solution)
-    want = naive.score_distribution(shape.rows, shape.cols, choose, game)
+    want = naive.score_distribution(shape.rows, shape.cols, _perfect_choice(solution), game)
     for symmetric in (False, True):
         result = exact_policy_value(solution, PERFECT_PLAY, symmetric=symmetric, distribution=True)
         _assert_same(_as_dict(result.score), want, atol=1e-9)
