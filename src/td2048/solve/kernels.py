@@ -250,78 +250,87 @@ def _members(table, count):
     return radix_sort(out)
 
 
-@njit
-def radix_sort(a):
-    """``a`` sorted (a new array): least significant digit first, 11 bits a pass, as many passes as the largest
-    key has bits (four for a 3x3 board's keys), several times faster than ``np.sort`` on keys."""
-    n = a.shape[0]
-    if n < 256:
-        return np.sort(a)
+@njit(inline="always")
+def _key_bits(a):
+    """The bits the largest of the keys ``a`` has."""
     top = _U0
-    for i in range(n):
+    for i in range(a.shape[0]):
         top |= a[i]
     bits = 0
     while bits < 64 and (top >> U64(bits)) != _U0:
         bits += 1
+    return bits
+
+
+@njit(inline="always")
+def _bucket_starts(src, shift, counts):
+    """``counts[d]``: where the keys of 11-bit digit d (at ``shift``) start in the pass's output."""
+    counts[:] = 0
+    for i in range(src.shape[0]):
+        counts[np.int64((src[i] >> U64(shift)) & U64(2047))] += 1
+    total = 0
+    for b in range(2048):
+        c = counts[b]
+        counts[b] = total
+        total += c
+
+
+@njit
+def radix_sort(a):
+    """``a`` sorted (a new array): least significant digit first, 11 bits a pass, as many passes as the largest
+    key has bits (four for a 3x3 board's keys), several times faster than ``np.sort`` on keys."""
+    if a.shape[0] < 256:
+        return np.sort(a)
+    bits = _key_bits(a)
     src = a.copy()
     dst = np.empty_like(a)
     counts = np.zeros(2048, np.int64)
-    shift = 0
-    while shift < bits:
-        counts[:] = 0
-        for i in range(n):
-            counts[np.int64((src[i] >> U64(shift)) & U64(2047))] += 1
-        total = 0
-        for b in range(2048):
-            c = counts[b]
-            counts[b] = total
-            total += c
-        for i in range(n):
+    for shift in range(0, bits, 11):
+        _bucket_starts(src, shift, counts)
+        for i in range(src.shape[0]):
             d = np.int64((src[i] >> U64(shift)) & U64(2047))
             dst[counts[d]] = src[i]
             counts[d] += 1
         src, dst = dst, src
-        shift += 11
     return src
 
 
 @njit
 def radix_order(keys):
     """The permutation that sorts ``keys`` (stable; :func:`radix_sort`'s passes, carrying each key's place)."""
-    n = keys.shape[0]
-    order = np.arange(n)
-    if n < 256:
+    if keys.shape[0] < 256:
         return np.argsort(keys, kind="mergesort")
-    top = _U0
-    for i in range(n):
-        top |= keys[i]
-    bits = 0
-    while bits < 64 and (top >> U64(bits)) != _U0:
-        bits += 1
+    bits = _key_bits(keys)
     src = keys.copy()
     dst = np.empty_like(keys)
-    src_order = order
-    dst_order = np.empty_like(order)
+    src_order = np.arange(keys.shape[0])
+    dst_order = np.empty_like(src_order)
     counts = np.zeros(2048, np.int64)
-    shift = 0
-    while shift < bits:
-        counts[:] = 0
-        for i in range(n):
-            counts[np.int64((src[i] >> U64(shift)) & U64(2047))] += 1
-        total = 0
-        for b in range(2048):
-            c = counts[b]
-            counts[b] = total
-            total += c
-        for i in range(n):
+    for shift in range(0, bits, 11):
+        _bucket_starts(src, shift, counts)
+        for i in range(src.shape[0]):
             d = np.int64((src[i] >> U64(shift)) & U64(2047))
             dst[counts[d]] = src[i]
             dst_order[counts[d]] = src_order[i]
             counts[d] += 1
         src, dst = dst, src
         src_order, dst_order = dst_order, src_order
-        shift += 11
     return src_order
+
+
+@njit
+def _sorted_entries(table, sums, count):
+    """The ``count`` keys of a hash table with their sums, sorted by key."""
+    out_keys = np.empty(count, np.uint64)
+    out_sums = np.empty(count, np.float64)
+    k = 0
+    for i in range(table.shape[0]):
+        if table[i] != EMPTY:
+            out_keys[k] = table[i]
+            out_sums[k] = sums[i]
+            k += 1
+    order = radix_order(out_keys)
+    return out_keys[order], out_sums[order]
 
 
 @njit
@@ -346,16 +355,7 @@ def accumulate(keys, weights, more_keys, more_weights):
             table[i] = key
             count += 1
         sums[i] += weights[j] if j < keys.shape[0] else more_weights[j - keys.shape[0]]
-    out_keys = np.empty(count, np.uint64)
-    out_sums = np.empty(count, np.float64)
-    k = 0
-    for i in range(size):
-        if table[i] != EMPTY:
-            out_keys[k] = table[i]
-            out_sums[k] = sums[i]
-            k += 1
-    order = radix_order(out_keys)
-    return out_keys[order], out_sums[order]
+    return _sorted_entries(table, sums, count)
 
 
 @njit(inline="always")
@@ -401,16 +401,7 @@ def accumulate_part(first, last, keys, weights, parts):
                 while table[i] != key:
                     i = (i + 1) & mask
         sums[i] += weights[j]
-    out_keys = np.empty(count, np.uint64)
-    out_sums = np.empty(count, np.float64)
-    k = 0
-    for i in range(size):
-        if table[i] != EMPTY:
-            out_keys[k] = table[i]
-            out_sums[k] = sums[i]
-            k += 1
-    order = radix_order(out_keys)
-    return out_keys[order], out_sums[order]
+    return _sorted_entries(table, sums, count)
 
 
 @njit
