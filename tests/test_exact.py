@@ -167,6 +167,18 @@ def test_the_command_prints_one_json_line_and_refuses_another_board(model_2x3):
     assert_one_line_error(td2048("eval", model, "--exact", model_2x3 / "2x2.solution"), "2x2", "2x3")
     assert_one_line_error(td2048("eval", model, "--exact", model_2x3 / "2x3.solution", "--record", "x.txt"),
                           "--record")
+    # the exact distribution of the model's score: the API's figures, in the JSON and in the table
+    scored = td2048("eval", model, "--exact", model_2x3 / "2x3.solution", "--json", "--score-at-least", "256,512")
+    assert scored.returncode == 0, scored.stderr
+    data = json.loads(scored.stdout.strip().splitlines()[-1])
+    dist = exact_policy_value(load_solution(model_2x3 / "2x3.solution"), agent_policy(Agent(network, seed=0)),
+                              distribution=True).score
+    assert data["score_median"] == dist.median and data["score_mode"] == dist.mode
+    assert data["p_score_at_least"] == {"256": pytest.approx(dist.at_least(256)),
+                                        "512": pytest.approx(dist.at_least(512))}
+    table = td2048("eval", model, "--exact", model_2x3 / "2x3.solution", "--score-at-least", "256")
+    assert table.returncode == 0 and "P(score >= 256)" in table.stdout
+    assert_one_line_error(td2048("eval", model, "--score-at-least", "256"), "--exact")
 
 
 def test_a_models_exact_value_is_the_same_on_any_thread_count_and_at_depth_2(model_2x3):
