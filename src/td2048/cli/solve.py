@@ -29,7 +29,8 @@ fit --memory-limit is refused before it starts, with its estimate (3x4, 4x3 and 
 
 
 # bytes a position takes in a solution file: its key and expected score; with --reach about ten reach
-# probabilities more; and while solving, its key in the forward pass's temporary file
+# probabilities more; and while solving, its key in the forward pass's temporary file (which the backward pass
+# gives back layer by layer as it writes the solution: the disk needed is about the larger of the two)
 FILE_BYTES_PER_POSITION = 16
 REACH_BYTES_PER_POSITION = 96
 WORK_BYTES_PER_POSITION = 14  # 8 a position and 8 an afterstate (about 0.65 a position)
@@ -98,8 +99,9 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else None
     if out is not None and not out.parent.is_dir():
         raise TD2048Error(f"cannot write {out}: no directory {out.parent}")
-    if out is not None:  # the file, and the keys the forward pass keeps beside it
-        per_position = (REACH_BYTES_PER_POSITION if args.reach else FILE_BYTES_PER_POSITION) + WORK_BYTES_PER_POSITION
+    if out is not None:  # the keys the forward pass keeps beside the file, given back as the file grows
+        per_position = max(REACH_BYTES_PER_POSITION if args.reach else FILE_BYTES_PER_POSITION,
+                           WORK_BYTES_PER_POSITION) + 2
         file_bytes = per_position * estimate_positions(board, args.game)
         free = shutil.disk_usage(out.parent).free
         if file_bytes > free:

@@ -129,6 +129,7 @@ def backward(rules: Rules, layers: Layers, aims: int, keep_values: bool = False,
         missing = sum(split_range(rules.kernels.afterstate_values, len(afters), afters, *geometry, shifts, *small, *big,
                                   after_values))
         keys = layers.keys(i)
+        layers.store.release(i)  # read: its disk goes back as the solution's grows
         values = np.empty((len(keys), aims))
         after_index = kernels.build_index(afters)
         missing += sum(split_range(rules.kernels.layer_values, len(keys), keys, *args, afters, after_index,

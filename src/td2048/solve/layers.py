@@ -207,6 +207,13 @@ class LayerStore:
         self._file.seek(self._offsets[i] + 8 * self.counts[i])
         return np.fromfile(self._file, "<u8", self.after_counts[i]).astype(np.uint64, copy=False)
 
+    def release(self, i: int) -> None:
+        """Give back the disk of layers i and above (the backward pass has read them: it reads them last first, so
+        the file shrinks from its end while the solution file grows)."""
+        if self._file is not None and i < len(self._offsets):
+            self._file.truncate(self._offsets[i])
+            self._size = min(self._size, self._offsets[i])
+
     def close(self) -> None:
         if self._file is not None:
             self._file.close()
