@@ -361,21 +361,10 @@ def expected_target(grid, value, game: str = "2048", p_second: float = 0.1) -> f
     return total / len(empty) if empty else 0.0
 
 
-def score_distribution(rows: int, cols: int, choose, game: str = "2048") -> dict:
-    """The exact distribution of a policy's final score on an R x C grid, forward over (grid, score so far)
-    pairs in order of tile sum, with no symmetry and no count of dealt tiles: the reference of
-    :class:`td2048.solve.ScoreDistribution`. ``choose(grid)`` gives the move of a grid that has a legal move.
-    Returns {score: probability}. New tiles: code 1 with p 0.9, code 2 with p 0.1, on a uniformly random empty
-    cell."""
-    tile = (lambda c: 2 ** c if c else 0) if game == "2048" else fib_value
+def start_grids(rows: int, cols: int):
+    """Every way the game deals its start, as (grid, probability): two new tiles on distinct cells, code 1 with
+    p 0.9 and code 2 with p 0.1 each."""
     cells = [(r, c) for r in range(rows) for c in range(cols)]
-    by_sum: dict = {}
-
-    def add(grid, score, p):
-        key = tuple(map(tuple, grid))
-        layer = by_sum.setdefault(sum(tile(c) for row in grid for c in row), {})
-        layer[key, score] = layer.get((key, score), 0.0) + p
-
     for i in cells:
         for j in cells:
             if i == j:
@@ -384,7 +373,25 @@ def score_distribution(rows: int, cols: int, choose, game: str = "2048") -> dict
                 for b, pb in ((1, 0.9), (2, 0.1)):
                     grid = [[0] * cols for _ in range(rows)]
                     grid[i[0]][i[1]], grid[j[0]][j[1]] = a, b
-                    add(grid, 0, pa * pb / (len(cells) * (len(cells) - 1)))
+                    yield grid, pa * pb / (len(cells) * (len(cells) - 1))
+
+
+def score_distribution(rows: int, cols: int, choose, game: str = "2048") -> dict:
+    """The exact distribution of a policy's final score on an R x C grid, forward over (grid, score so far)
+    pairs in order of tile sum, with no symmetry and no count of dealt tiles: the reference of
+    :class:`td2048.solve.ScoreDistribution`. ``choose(grid)`` gives the move of a grid that has a legal move.
+    Returns {score: probability}. New tiles: code 1 with p 0.9, code 2 with p 0.1, on a uniformly random empty
+    cell."""
+    tile = (lambda c: 2 ** c if c else 0) if game == "2048" else fib_value
+    by_sum: dict = {}
+
+    def add(grid, score, p):
+        key = tuple(map(tuple, grid))
+        layer = by_sum.setdefault(sum(tile(c) for row in grid for c in row), {})
+        layer[key, score] = layer.get((key, score), 0.0) + p
+
+    for grid, p in start_grids(rows, cols):
+        add(grid, 0, p)
     steps: dict = {}  # grid: None at the end of the game, else (reward, [(child, probability), ...])
 
     def step(key):

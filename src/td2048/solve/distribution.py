@@ -18,9 +18,19 @@ from dataclasses import dataclass
 import numpy as np
 
 from td2048.config import njit
-from td2048.games.bitboard import U64
 from td2048.games.tiles import tile_value
-from td2048.solve.kernels import P_BIG, P_SMALL, build_index, canon4, canon5, is_empty, key_codes, lookup, slide
+from td2048.solve.kernels import (
+    P_BIG,
+    P_SMALL,
+    build_index,
+    count_empty,
+    is_empty,
+    key_codes,
+    lookup,
+    orientations,
+    slide,
+    tracked_child,
+)
 
 NEGLIGIBLE = 1e-20  # a window column of F holding less probability than this over a whole layer is dropped
 
@@ -89,36 +99,15 @@ def merge_gains(game: str, top_code: int) -> np.ndarray:
     return gains
 
 
-@njit(inline="always")
-def _oriented(lo, hi, cell, code, wide, frame, n, perms, col_shift, row_shift, square, symmetric, codes):
-    """The board (or with ``symmetric`` its key) of an afterstate with tile ``code`` on empty board cell ``cell``,
-    as :func:`td2048.solve.exact_policy_value` tracks them."""
-    if wide:
-        key = U64(0)
-        for i in range(n):
-            f = U64(frame[i])
-            c = ((lo >> (U64(4) * f)) & U64(15)) | (((hi >> f) & U64(1)) << U64(4))
-            if i == cell:
-                c = U64(code)
-            codes[i] = np.int64(c)
-            key |= c << U64(5 * i)
-        if symmetric:
-            return canon5(codes, perms, n)
-        return key
-    b = lo | (U64(code) << U64(4 * frame[cell]))
-    if symmetric:
-        return canon4(b, col_shift, row_shift, square)
-    return b
-
-
 @njit
 def spread_layer(keys, moves, mass, f0, symmetric, wide, table4, table5, vertical, frame, n, perms, col_shift,
-                 row_shift, square, keys_small, index_small, mass_small, f0_small, keys_big, index_big, mass_big,
-                 f0_big, gains, big_gain, hist):
+                 row_shift, square, shifts, keys_small, index_small, mass_small, f0_small, keys_big, index_big,
+                 mass_big, f0_big, gains, big_gain, hist):
     """One layer's step: each position's probabilities by F (``mass[s, j]``: F = f0 + j) go to the children of
     its move (a small tile keeps F, a big one adds 1), or, for a position with no legal move (``moves[s] < 0``),
     to the score it ends with (``hist[score]``). Returns the number of children not found."""
     codes = np.zeros(16, np.int64)
+    images = np.zeros(8, np.uint64)
     width = mass.shape[1]
     missing = 0
     for s in range(keys.shape[0]):
@@ -133,10 +122,8 @@ def spread_layer(keys, moves, mass, f0, symmetric, wide, table4, table5, vertica
                     hist[base - big_gain * (f0 + j)] += mass[s, j]
             continue
         lo, hi, reward, legal = slide(key, moves[s], wide, table4, table5, vertical, frame, n)
-        empty = 0
-        for cell in range(n):
-            if is_empty(lo, hi, cell, frame):
-                empty += 1
+        m = orientations(lo, hi, wide, frame, n, perms, col_shift, row_shift, square, images)
+        empty = count_empty(lo, hi, frame, n)
         p_small = P_SMALL / empty
         p_big = P_BIG / empty
         at_small = f0 - f0_small
@@ -144,18 +131,18 @@ def spread_layer(keys, moves, mass, f0, symmetric, wide, table4, table5, vertica
         for cell in range(n):
             if not is_empty(lo, hi, cell, frame):
                 continue
-            k1 = _oriented(lo, hi, cell, 1, wide, frame, n, perms, col_shift, row_shift, square, symmetric, codes)
-            k2 = _oriented(lo, hi, cell, 2, wide, frame, n, perms, col_shift, row_shift, square, symmetric, codes)
+            k1 = tracked_child(images, m, shifts, lo, hi, cell, 1, symmetric, wide, frame, n)
+            k2 = tracked_child(images, m, shifts, lo, hi, cell, 2, symmetric, wide, frame, n)
             i1 = lookup(index_small, keys_small, k1)
             i2 = lookup(index_big, keys_big, k2)
             if i1 < 0 or i2 < 0:
                 missing += 1
                 continue
             for j in range(width):
-                m = mass[s, j]
-                if m != 0.0:
-                    mass_small[i1, at_small + j] += p_small * m
-                    mass_big[i2, at_big + j] += p_big * m
+                p = mass[s, j]
+                if p != 0.0:
+                    mass_small[i1, at_small + j] += p_small * p
+                    mass_big[i2, at_big + j] += p_big * p
     return missing
 
 
@@ -222,8 +209,8 @@ def score_distribution(rules, sums, layers, layer_moves, symmetric: bool, start,
                 g0, g = window(j, f0 + shift, f0 + shift + width)
                 ahead.append((layers[j], indexed(j), g, g0))
         indexes.pop(i, None)
-        missing = spread_layer(layers[i], layer_moves[i], mass, f0, symmetric, *rules.args, *ahead[0], *ahead[1],
-                               gains, big_gain, hist)
+        missing = spread_layer(layers[i], layer_moves[i], mass, f0, symmetric, *rules.args, rules.shifts, *ahead[0],
+                               *ahead[1], gains, big_gain, hist)
         if missing:  # pragma: no cover - layers inconsistent with their rules
             raise TD2048Error(f"the score's distribution lost {missing} children at tile sum {s}")
     scores = np.flatnonzero(hist > 0)

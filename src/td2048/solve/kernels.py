@@ -130,6 +130,39 @@ def is_empty(lo, hi, cell, frame):
     f = U64(frame[cell])
     return ((lo >> (U64(4) * f)) & _U15) == _U0 and ((hi >> f) & _U1) == _U0
 
+@njit(inline="always")
+def count_empty(lo, hi, frame, n):
+    """The empty cells of a frame board."""
+    empty = 0
+    for cell in range(n):
+        if is_empty(lo, hi, cell, frame):
+            empty += 1
+    return empty
+
+
+@njit(inline="always")
+def board_child(lo, hi, cell, code, wide, frame, n):
+    """The board (in its own orientation, as a key is laid out) of an afterstate with tile ``code`` on empty board
+    cell ``cell``."""
+    if wide:
+        key = _U0
+        for i in range(n):
+            f = U64(frame[i])
+            c = ((lo >> (U64(4) * f)) & _U15) | (((hi >> f) & _U1) << U64(4))
+            if i == cell:
+                c = U64(code)
+            key |= c << U64(5 * i)
+        return key
+    return lo | (U64(code) << U64(4 * frame[cell]))
+
+
+@njit(inline="always")
+def tracked_child(images, m, shifts, lo, hi, cell, code, symmetric, wide, frame, n):
+    """A child as a policy's valuation tracks it: its key (``symmetric``), else its board as dealt."""
+    if symmetric:
+        return oriented_child(images, m, shifts, cell, code)
+    return board_child(lo, hi, cell, code, wide, frame, n)
+
 
 @njit(inline="always")
 def find(keys, key):
@@ -646,10 +679,7 @@ def _compiled(wide_variant: bool) -> SimpleNamespace:
             lo, hi = key_board(key, wide, frame, n)
             top = max_code(key, wide, frame, n)
             m = orientations(lo, hi, wide, frame, n, perms, col_shift, row_shift, square, images)
-            empty = 0
-            for cell in range(n):
-                if is_empty(lo, hi, cell, frame):
-                    empty += 1
+            empty = count_empty(lo, hi, frame, n)
             p_cell = 1.0 / empty
             for a in range(aims):
                 out[s, a] = 0.0

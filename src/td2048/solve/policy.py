@@ -39,6 +39,7 @@ from td2048.solve.kernels import (
     accumulate,
     accumulate_part,
     build_index,
+    count_empty,
     is_empty,
     key_board,
     least,
@@ -49,6 +50,7 @@ from td2048.solve.kernels import (
     oriented_child,
     slide,
     table_value,
+    tracked_child,
     value_table,
 )
 from td2048.solve.solution import Solution, probability
@@ -66,21 +68,6 @@ BEST_MOVE = -2  # asked of the forward pass: perfect play's move
 PERFECT_PLAY = None  # the policy of exact_policy_value that plays perfectly (the expected score's aim)
 
 Policy = Callable[[np.ndarray], np.ndarray]
-
-
-@njit(inline="always")
-def _child(lo, hi, cell, code, wide, frame, n):
-    """The board (in its own orientation) of an afterstate with tile ``code`` on empty board cell ``cell``."""
-    if wide:
-        key = _U0
-        for i in range(n):
-            f = U64(frame[i])
-            c = ((lo >> (U64(4) * f)) & _U15) | (((hi >> f) & _U1) << U64(4))
-            if i == cell:
-                c = U64(code)
-            key |= c << U64(5 * i)
-        return key
-    return lo | (U64(code) << U64(4 * frame[cell]))
 
 
 def _compiled(wide: bool) -> SimpleNamespace:
@@ -138,10 +125,7 @@ def _compiled(wide: bool) -> SimpleNamespace:
                 if not legal:
                     continue
                 m = orientations(lo, hi, wide, frame, n, perms, col_shift, row_shift, square, images)
-                empty = 0
-                for cell in range(n):
-                    if is_empty(lo, hi, cell, frame):
-                        empty += 1
+                empty = count_empty(lo, hi, frame, n)
                 acc = 0.0
                 p_cell = 1.0 / empty
                 for cell in range(n):
@@ -175,19 +159,12 @@ def _compiled(wide: bool) -> SimpleNamespace:
                 continue
             lo, hi, reward, legal = slide(key, chosen, wide, table4, table5, vertical, frame, n)
             m = orientations(lo, hi, wide, frame, n, perms, col_shift, row_shift, square, images)
-            empty = 0
-            for cell in range(n):
-                if is_empty(lo, hi, cell, frame):
-                    empty += 1
+            empty = count_empty(lo, hi, frame, n)
             for cell in range(n):
                 if not is_empty(lo, hi, cell, frame):
                     continue
-                if symmetric:
-                    small[written] = oriented_child(images, m, shifts, cell, 1)
-                    big[written] = oriented_child(images, m, shifts, cell, 2)
-                else:
-                    small[written] = _child(lo, hi, cell, 1, wide, frame, n)
-                    big[written] = _child(lo, hi, cell, 2, wide, frame, n)
+                small[written] = tracked_child(images, m, shifts, lo, hi, cell, 1, symmetric, wide, frame, n)
+                big[written] = tracked_child(images, m, shifts, lo, hi, cell, 2, symmetric, wide, frame, n)
                 w_small[written] = probs[s] * P_SMALL / empty
                 w_big[written] = probs[s] * P_BIG / empty
                 written += 1
@@ -214,19 +191,12 @@ def _compiled(wide: bool) -> SimpleNamespace:
             if moves[s] >= 0:
                 lo, hi, reward, legal = slide(key, moves[s], wide, table4, table5, vertical, frame, n)
                 m = orientations(lo, hi, wide, frame, n, perms, col_shift, row_shift, square, images)
-                empty = 0
-                for cell in range(n):
-                    if is_empty(lo, hi, cell, frame):
-                        empty += 1
+                empty = count_empty(lo, hi, frame, n)
                 for cell in range(n):
                     if not is_empty(lo, hi, cell, frame):
                         continue
-                    if symmetric:
-                        c1 = oriented_child(images, m, shifts, cell, 1)
-                        c2 = oriented_child(images, m, shifts, cell, 2)
-                    else:
-                        c1 = _child(lo, hi, cell, 1, wide, frame, n)
-                        c2 = _child(lo, hi, cell, 2, wide, frame, n)
+                    c1 = tracked_child(images, m, shifts, lo, hi, cell, 1, symmetric, wide, frame, n)
+                    c2 = tracked_child(images, m, shifts, lo, hi, cell, 2, symmetric, wide, frame, n)
                     i1 = lookup(index_small, keys_small, c1)
                     i2 = lookup(index_big, keys_big, c2)
                     if i1 < 0 or i2 < 0:
