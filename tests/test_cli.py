@@ -46,7 +46,7 @@ def test_train_refuses_to_overwrite_a_run(tmp_path, cli_env):
 @pytest.mark.parametrize("args, fragment", [
     (["--network", "01z3"], "not a tuple of hex cells"),
     (["--network", "0113"], "repeats a cell"),
-    (["--network", "012345678"], "at most 8"),
+    (["--network", "012345678"], "over the memory limit"),
     (["--network", "0123,,4567"], "empty tuple"),
     (["--network", "8x6", "--memory-limit", "512MB"], "over the memory limit"),
     (["--network", "4x6", "--memory-limit", "lots"], "bad size"),

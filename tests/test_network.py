@@ -8,6 +8,7 @@ from naive import all_symmetries, from_grid, network_value, to_grid, tuple_index
 
 from td2048.errors import TD2048Error
 from td2048.games.bitboard import symmetric_boards
+from td2048.games.shape import BoardShape
 from td2048.network import PRESETS, TABLE_STAGGER, Network, NetworkSpec, parse_network, parse_size, tuple_runs
 
 boards = st.integers(min_value=0, max_value=2**64 - 1)
@@ -45,12 +46,17 @@ def test_custom_network_from_hex():
     ("0123,", "empty tuple"),
     ("", "empty tuple"),
     ("0113", "repeats a cell"),
-    ("012345678", "at most 8"),
     ("7x7", "not a tuple of hex cells"),
 ])
 def test_bad_networks(text, message):
     with pytest.raises(TD2048Error, match=message):
         parse_network(text)
+
+
+def test_a_whole_board_tuple():
+    """A tuple may hold every cell of its board: the memory limit, not the cell count, bounds a table."""
+    spec = parse_network("012345678", clamp=9, board=BoardShape.parse("3x3"))
+    assert list(spec.table_sizes) == [10 ** 9] and spec.tuples == (tuple(range(9)),)
 
 
 def test_cells_outside_the_board():

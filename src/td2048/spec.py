@@ -31,7 +31,7 @@ from td2048.errors import TD2048Error
 from td2048.games.shape import FULL, BoardShape
 from td2048.games.tiles import tile_code, tile_value
 
-MAX_TUPLE_CELLS = 8
+MAX_TUPLE_CELLS = 16  # a whole 4x4 board; the memory limit is what bounds a table
 CELL_VALUES = 16  # 4-bit cells: 16 codes
 MAX_CLAMP = 31  # 5-bit cells: codes 0..31
 VALID_ISOMORPHISMS = (1, 4, 8)

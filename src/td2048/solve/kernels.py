@@ -352,43 +352,41 @@ def radix_order(keys):
 
 
 @njit
-def _sorted_entries(table, sums, count):
-    """The ``count`` keys of a hash table with their sums, sorted by key."""
-    out_keys = np.empty(count, np.uint64)
-    out_sums = np.empty(count, np.float64)
-    k = 0
-    for i in range(table.shape[0]):
-        if table[i] != EMPTY:
-            out_keys[k] = table[i]
-            out_sums[k] = sums[i]
-            k += 1
-    order = radix_order(out_keys)
-    return out_keys[order], out_sums[order]
+def _sorted_sums(keys, weights):
+    """(the distinct ``keys``, sorted; the sum of each one's ``weights``, added in the order given): a stable radix
+    sort carrying the weights (:func:`radix_sort`'s passes), then each run of equal keys summed."""
+    if keys.shape[0] < 256:
+        order = np.argsort(keys, kind="mergesort")
+        src, src_w = keys[order], weights[order]
+    else:
+        src, src_w = keys.copy(), weights.copy()
+        dst, dst_w = np.empty_like(src), np.empty_like(src_w)
+        counts = np.zeros(2048, np.int64)
+        for shift in range(0, _key_bits(src), 11):
+            _bucket_starts(src, shift, counts)
+            for i in range(src.shape[0]):
+                d = np.int64((src[i] >> U64(shift)) & U64(2047))
+                dst[counts[d]] = src[i]
+                dst_w[counts[d]] = src_w[i]
+                counts[d] += 1
+            src, dst = dst, src
+            src_w, dst_w = dst_w, src_w
+    count = 0
+    for i in range(src.shape[0]):
+        if i == 0 or src[i] != src[count - 1]:
+            src[count] = src[i]
+            src_w[count] = src_w[i]
+            count += 1
+        else:
+            src_w[count - 1] += src_w[i]
+    return src[:count].copy(), src_w[:count].copy()
 
 
 @njit
-def accumulate(keys, weights, more_keys, more_weights):
-    """(the distinct keys of ``keys`` then ``more_keys``, sorted, ``EMPTY`` left out; the sum of each one's
-    weights, added in the order given)."""
-    size = 1024
-    while size < 2 * (keys.shape[0] + more_keys.shape[0]):
-        size *= 2
-    mask = size - 1
-    table = np.full(size, EMPTY, np.uint64)
-    sums = np.zeros(size, np.float64)
-    count = 0
-    for j in range(keys.shape[0] + more_keys.shape[0]):
-        key = keys[j] if j < keys.shape[0] else more_keys[j - keys.shape[0]]
-        if key == EMPTY:
-            continue
-        i = _slot(key, mask)
-        while table[i] != key and table[i] != EMPTY:
-            i = (i + 1) & mask
-        if table[i] == EMPTY:
-            table[i] = key
-            count += 1
-        sums[i] += weights[j] if j < keys.shape[0] else more_weights[j - keys.shape[0]]
-    return _sorted_entries(table, sums, count)
+def accumulate(keys, weights):
+    """(the distinct keys of ``keys``, sorted, ``EMPTY`` left out; the sum of each one's weights, added in the order
+    given)."""
+    return accumulate_part(0, 1, keys, weights, 1)
 
 
 @njit(inline="always")
@@ -399,42 +397,23 @@ def _share(key, parts):
 @njit
 def accumulate_part(first, last, keys, weights, parts):
     """:func:`accumulate` of the keys of shares ``first .. last - 1`` of ``parts`` (a key's share is fixed by its
-    hash), so that threads can each take shares: (their distinct keys, sorted; their sums)."""
-    size = 1024
-    while size * parts < 2 * keys.shape[0] * (last - first):
-        size *= 2
-    mask = size - 1
-    table = np.full(size, EMPTY, np.uint64)
-    sums = np.zeros(size, np.float64)
+    hash), so that threads can each take shares: (their distinct keys, sorted; their sums, each added in the
+    order given, as :func:`accumulate` adds it)."""
     count = 0
     for j in range(keys.shape[0]):
-        key = keys[j]
-        share = _share(key, parts)
-        if share < first or share >= last or key == EMPTY:
-            continue
-        i = _slot(key, mask)
-        while table[i] != key and table[i] != EMPTY:
-            i = (i + 1) & mask
-        if table[i] == EMPTY:
-            table[i] = key
+        share = _share(keys[j], parts)
+        if first <= share < last and keys[j] != EMPTY:
             count += 1
-            if 2 * count > size:  # more of this share than its part of the keys: twice the table
-                grown = np.full(2 * size, EMPTY, np.uint64)
-                grown_sums = np.zeros(2 * size, np.float64)
-                for r in range(size):
-                    if table[r] != EMPTY:
-                        t = _slot(table[r], 2 * size - 1)
-                        while grown[t] != EMPTY:
-                            t = (t + 1) & (2 * size - 1)
-                        grown[t] = table[r]
-                        grown_sums[t] = sums[r]
-                table, sums, size = grown, grown_sums, 2 * size
-                mask = size - 1
-                i = _slot(key, mask)
-                while table[i] != key:
-                    i = (i + 1) & mask
-        sums[i] += weights[j]
-    return _sorted_entries(table, sums, count)
+    mine = np.empty(count, np.uint64)
+    mine_weights = np.empty(count, np.float64)
+    k = 0
+    for j in range(keys.shape[0]):
+        share = _share(keys[j], parts)
+        if first <= share < last and keys[j] != EMPTY:
+            mine[k] = keys[j]
+            mine_weights[k] = weights[j]
+            k += 1
+    return _sorted_sums(mine, mine_weights)
 
 
 @njit

@@ -158,7 +158,7 @@ def _compiled(wide: bool) -> SimpleNamespace:
                 status[s] = 1
                 continue
             lo, hi, reward, legal = slide(key, chosen, wide, table4, table5, vertical, frame, n)
-            m = orientations(lo, hi, wide, frame, n, perms, col_shift, row_shift, square, images)
+            m = orientations(lo, hi, wide, frame, n, perms, col_shift, row_shift, square, images) if symmetric else 0
             empty = count_empty(lo, hi, frame, n)
             for cell in range(n):
                 if not is_empty(lo, hi, cell, frame):
@@ -190,7 +190,8 @@ def _compiled(wide: bool) -> SimpleNamespace:
                 out[s, a] = 0.0
             if moves[s] >= 0:
                 lo, hi, reward, legal = slide(key, moves[s], wide, table4, table5, vertical, frame, n)
-                m = orientations(lo, hi, wide, frame, n, perms, col_shift, row_shift, square, images)
+                m = orientations(lo, hi, wide, frame, n, perms, col_shift, row_shift, square, images) if symmetric \
+                    else 0
                 empty = count_empty(lo, hi, frame, n)
                 for cell in range(n):
                     if not is_empty(lo, hi, cell, frame):
@@ -483,7 +484,7 @@ def _merge(parts) -> tuple[np.ndarray, np.ndarray]:
     keys, weights = np.ascontiguousarray(keys, np.uint64), np.ascontiguousarray(weights, np.float64)
     shares = solver_threads()
     if shares == 1 or len(keys) < 1 << 16:
-        return accumulate(keys, weights, keys[:0], weights[:0])
+        return accumulate(keys, weights)
     out = None
     for part in split_range(accumulate_part, shares, keys, weights, shares, threads=shares, least=1):
         out = part if out is None else merge_disjoint(*out, *part)
