@@ -49,20 +49,30 @@ def send_message(sock, message: dict, fds=()) -> None:
 
 
 def receive_message(sock, max_fds: int = 0) -> tuple[dict | None, list[int]]:
-    """One message (None at end of stream) and the descriptors that came with it."""
-    chunks, fds = b"", []
-    while len(chunks) < _HEADER.size or len(chunks) < _HEADER.size + _HEADER.unpack_from(chunks)[0]:
-        if max_fds and not fds:
-            data, got, _, _ = socket.recv_fds(sock, 1 << 16, max_fds)
-            fds += got
-        else:
-            data = sock.recv(1 << 16)
-        if not data:
-            for fd in fds:
-                os.close(fd)
-            return None, []
-        chunks += data
-    return json.loads(chunks[_HEADER.size:]), fds
+    """One message (None at end of stream) and the descriptors that came with it. Reads exactly the message's
+    bytes, so that a message sent right after it (a run's return code after its pid) waits for the next call."""
+    fds: list[int] = []
+
+    def exactly(size):
+        data = b""
+        while len(data) < size:
+            if max_fds and not fds:
+                got, more, _, _ = socket.recv_fds(sock, size - len(data), max_fds)
+                fds.extend(more)
+            else:
+                got = sock.recv(size - len(data))
+            if not got:
+                return None
+            data += got
+        return data
+
+    header = exactly(_HEADER.size)
+    body = exactly(_HEADER.unpack(header)[0]) if header is not None else None
+    if body is None:
+        for fd in fds:
+            os.close(fd)
+        return None, []
+    return json.loads(body), fds
 
 
 def preload() -> None:
