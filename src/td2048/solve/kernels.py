@@ -333,22 +333,26 @@ def radix_order(keys):
     """The permutation that sorts ``keys`` (stable; :func:`radix_sort`'s passes, carrying each key's place)."""
     if keys.shape[0] < 256:
         return np.argsort(keys, kind="mergesort")
-    bits = _key_bits(keys)
-    src = keys.copy()
-    dst = np.empty_like(keys)
-    src_order = np.arange(keys.shape[0])
-    dst_order = np.empty_like(src_order)
+    return _sorted_carrying(keys, np.arange(keys.shape[0]))[1]
+
+
+@njit
+def _sorted_carrying(keys, payload):
+    """(``keys`` sorted, ``payload`` in the same order): :func:`radix_sort`'s passes, stable, each key carrying
+    its payload (new arrays)."""
+    src, src_p = keys.copy(), payload.copy()
+    dst, dst_p = np.empty_like(src), np.empty_like(src_p)
     counts = np.zeros(2048, np.int64)
-    for shift in range(0, bits, 11):
+    for shift in range(0, _key_bits(src), 11):
         _bucket_starts(src, shift, counts)
         for i in range(src.shape[0]):
             d = np.int64((src[i] >> U64(shift)) & U64(2047))
             dst[counts[d]] = src[i]
-            dst_order[counts[d]] = src_order[i]
+            dst_p[counts[d]] = src_p[i]
             counts[d] += 1
         src, dst = dst, src
-        src_order, dst_order = dst_order, src_order
-    return src_order
+        src_p, dst_p = dst_p, src_p
+    return src, src_p
 
 
 @njit
@@ -359,18 +363,7 @@ def _sorted_sums(keys, weights):
         order = np.argsort(keys, kind="mergesort")
         src, src_w = keys[order], weights[order]
     else:
-        src, src_w = keys.copy(), weights.copy()
-        dst, dst_w = np.empty_like(src), np.empty_like(src_w)
-        counts = np.zeros(2048, np.int64)
-        for shift in range(0, _key_bits(src), 11):
-            _bucket_starts(src, shift, counts)
-            for i in range(src.shape[0]):
-                d = np.int64((src[i] >> U64(shift)) & U64(2047))
-                dst[counts[d]] = src[i]
-                dst_w[counts[d]] = src_w[i]
-                counts[d] += 1
-            src, dst = dst, src
-            src_w, dst_w = dst_w, src_w
+        src, src_w = _sorted_carrying(keys, weights)
     count = 0
     for i in range(src.shape[0]):
         if i == 0 or src[i] != src[count - 1]:
