@@ -232,19 +232,10 @@ def solve_board(rows: int, cols: int, game: str = "2048", max_code: int = 15):
         return best
 
     start = [0.0] * aims
-    cells = [(r, c) for r in range(rows) for c in range(cols)]
-    for i in cells:
-        for j in cells:
-            if i == j:
-                continue
-            for a, pa in ((1, 0.9), (2, 0.1)):
-                for b, pb in ((1, 0.9), (2, 0.1)):
-                    grid = [[0] * cols for _ in range(rows)]
-                    grid[i[0]][i[1]], grid[j[0]][j[1]] = a, b
-                    v = value(canon(grid))
-                    p = pa * pb / (len(cells) * (len(cells) - 1))
-                    for k in range(aims):
-                        start[k] += p * v[k]
+    for grid, p in start_grids(rows, cols):
+        v = value(canon(grid))
+        for k in range(aims):
+            start[k] += p * v[k]
     return memo, start
 
 
@@ -304,21 +295,12 @@ def policy_value(rows: int, cols: int, choose, game: str = "2048", max_code: int
 
     start = [0.0] * aims
     reach: dict = {}
-    cells = [(r, c) for r in range(rows) for c in range(cols)]
-    for i in cells:
-        for j in cells:
-            if i == j:
-                continue
-            for a, pa in ((1, 0.9), (2, 0.1)):
-                for b, pb in ((1, 0.9), (2, 0.1)):
-                    grid = [[0] * cols for _ in range(rows)]
-                    grid[i[0]][i[1]], grid[j[0]][j[1]] = a, b
-                    key = tuple(map(tuple, grid))
-                    p = pa * pb / (len(cells) * (len(cells) - 1))
-                    reach[key] = reach.get(key, 0.0) + p
-                    v = value(key)
-                    for k in range(aims):
-                        start[k] += p * v[k]
+    for grid, p in start_grids(rows, cols):
+        key = tuple(map(tuple, grid))
+        reach[key] = reach.get(key, 0.0) + p
+        v = value(key)
+        for k in range(aims):
+            start[k] += p * v[k]
     # the probability of meeting each grid, in order of tile sum (a move keeps it, a new tile adds to it)
     tile = (lambda c: 2 ** c if c else 0) if game == "2048" else fib_value
     order = sorted(memo, key=lambda k: sum(tile(c) for row in k for c in row))

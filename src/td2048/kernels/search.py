@@ -331,13 +331,13 @@ def choose_moves(table, w, boards, depth, downgrade, tt, ttv, limits, counters, 
     """moves[i] = the move search_values chooses on ``load_board(boards, i)`` (-1 where none is legal),
     each board searched with an empty transposition table (a new ``counters[TT_GAME]``): a board's move
     does not depend on the boards searched before it."""
-    work = search_scratch()
-    values = np.empty(4)
     if depth <= 1 and downgrade == 0:  # greedy: each board's four afterstates read at once, as play does
         greedy = scratch()
         for i in range(moves.shape[0]):
             moves[i] = best_move(table, w, load_board(boards, i), greedy)[0]
         return
+    work = search_scratch()
+    values = np.empty(4)
     for i in range(moves.shape[0]):
         counters[TT_GAME] += 1
         moves[i] = search_values(table, w, load_board(boards, i), depth, downgrade, work, tt, ttv, limits, counters,

@@ -27,9 +27,9 @@ from td2048.solve.kernels import (
     is_empty,
     key_codes,
     lookup,
-    orientations,
     slide,
     tracked_child,
+    tracked_images,
 )
 
 NEGLIGIBLE = 1e-20  # a window column of F holding less probability than this over a whole layer is dropped
@@ -122,7 +122,7 @@ def spread_layer(keys, moves, mass, f0, symmetric, wide, table4, table5, vertica
                     hist[base - big_gain * (f0 + j)] += mass[s, j]
             continue
         lo, hi, reward, legal = slide(key, moves[s], wide, table4, table5, vertical, frame, n)
-        m = orientations(lo, hi, wide, frame, n, perms, col_shift, row_shift, square, images)
+        m = tracked_images(lo, hi, symmetric, wide, frame, n, perms, col_shift, row_shift, square, images)
         empty = count_empty(lo, hi, frame, n)
         p_small = P_SMALL / empty
         p_big = P_BIG / empty

@@ -157,6 +157,15 @@ def board_child(lo, hi, cell, code, wide, frame, n):
 
 
 @njit(inline="always")
+def tracked_images(lo, hi, symmetric, wide, frame, n, perms, col_shift, row_shift, square, out):
+    """What :func:`tracked_child` needs of an afterstate: its images (:func:`orientations`) and their number where
+    ``symmetric``, else nothing (0): a child as dealt is read off the board itself."""
+    if symmetric:
+        return orientations(lo, hi, wide, frame, n, perms, col_shift, row_shift, square, out)
+    return 0
+
+
+@njit(inline="always")
 def tracked_child(images, m, shifts, lo, hi, cell, code, symmetric, wide, frame, n):
     """A child as a policy's valuation tracks it: its key (``symmetric``), else its board as dealt."""
     if symmetric:

@@ -51,6 +51,7 @@ from td2048.solve.kernels import (
     slide,
     table_value,
     tracked_child,
+    tracked_images,
     value_table,
 )
 from td2048.solve.solution import Solution, probability
@@ -158,7 +159,7 @@ def _compiled(wide: bool) -> SimpleNamespace:
                 status[s] = 1
                 continue
             lo, hi, reward, legal = slide(key, chosen, wide, table4, table5, vertical, frame, n)
-            m = orientations(lo, hi, wide, frame, n, perms, col_shift, row_shift, square, images) if symmetric else 0
+            m = tracked_images(lo, hi, symmetric, wide, frame, n, perms, col_shift, row_shift, square, images)
             empty = count_empty(lo, hi, frame, n)
             for cell in range(n):
                 if not is_empty(lo, hi, cell, frame):
@@ -190,8 +191,7 @@ def _compiled(wide: bool) -> SimpleNamespace:
                 out[s, a] = 0.0
             if moves[s] >= 0:
                 lo, hi, reward, legal = slide(key, moves[s], wide, table4, table5, vertical, frame, n)
-                m = orientations(lo, hi, wide, frame, n, perms, col_shift, row_shift, square, images) if symmetric \
-                    else 0
+                m = tracked_images(lo, hi, symmetric, wide, frame, n, perms, col_shift, row_shift, square, images)
                 empty = count_empty(lo, hi, frame, n)
                 for cell in range(n):
                     if not is_empty(lo, hi, cell, frame):
