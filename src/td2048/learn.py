@@ -543,14 +543,15 @@ def train(settings: TrainSettings, network: Network | None = None,
     settings : TrainSettings
         What to train and how (checked here; a seed of None is drawn and set).
     network : Network or None
-        The network to train; None: a new one from the settings.
+        The network to train; None: a new one from the settings (with ``settings.pretrain``, started from the
+        pretrained network's values, :meth:`td2048.network.Network.start_from`).
     on_block : callable or None
-        Called with each block's statistics as it ends.
+        Called with each block's statistics as it ends (the pretraining's first).
 
     Returns
     -------
     tuple of (Network, list of BlockStats)
-        The trained network and every block's statistics.
+        The trained network and every block's statistics (the pretraining's first).
 
     Raises
     ------
@@ -566,11 +567,14 @@ def train(settings: TrainSettings, network: Network | None = None,
                           "(or td2048.run.exact_figures in on_block)")
     if settings.seed is None:
         settings.seed = int(np.random.SeedSequence().entropy % (2**63))
+    stats = []
     if network is None:
         network = settings.new_network()
+        if settings.pretrain is not None:  # first the smaller network, then this one from its values
+            source, stats = train(settings.pretrain_settings(), on_block=on_block)
+            network.start_from(source)
     learner = Learner(network, settings.seed, settings.threads, merge_seconds=settings.merge_every,
                       memory_limit=settings.memory_limit, tc_records=settings.tc_records)
-    stats = []
     for block in train_blocks(settings, learner, 0):
         stats.append(block)
         if on_block is not None:

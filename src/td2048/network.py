@@ -322,6 +322,38 @@ class Network:
         w[:self.spec.stage_markers] = np.float32(value / self.spec.n_features)
         w[self.spec.stage_markers:] = 0.0
 
+    def start_from(self, source: Network) -> None:
+        """Start a whole-board network (one tuple of every cell) from another network's values.
+
+        Every weight is set to ``source``'s value of the position that reads it, split over the features, so
+        that V(board) is the mean of ``source``'s values of the board's symmetric images (its value itself
+        where ``source`` reads every isomorphism). Codes clamped in this network are read as the clamp.
+
+        Parameters
+        ----------
+        source : Network
+            A network of the same board, game, cells and method (usually a smaller, generalising one).
+
+        Raises
+        ------
+        TD2048Error
+            When this network is not one tuple of every cell, has stages, or the two differ in board, game,
+            cells or method.
+        """
+        spec = self.spec
+        if len(spec.tuples) != 1 or len(spec.tuples[0]) != spec.board.n_cells or spec.stages:
+            raise TD2048Error(f"only a whole-board network (one tuple of every cell, one stage) starts from another "
+                              f"network's values; {spec.name} is not one")
+        for what, mine, theirs in (("board", spec.board, source.spec.board), ("game", self.game, source.game),
+                                   ("cells", self.cell_bits, source.cell_bits), ("method", self.method, source.method)):
+            if mine != theirs:
+                raise TD2048Error(f"network {source.spec.name} is of another {what} ({theirs}, not {mine})")
+        from td2048.kernels.transfer import whole_board_filler
+
+        fill = whole_board_filler(source.kernels, self.kernels)
+        frame = np.array(spec.frame_tuples[0], np.int64)
+        fill(self.weights, source.weights, frame, spec.values_per_cell, spec.n_features)
+
     def _board(self, board):
         return (np.uint64(board[0]), np.uint64(board[1])) if self.wide else np.uint64(board)
 

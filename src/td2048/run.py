@@ -15,6 +15,10 @@ back to that file's episode count, so after a resume it holds every block exactl
 On a board small enough to solve (``td2048 solve``), a run given a solution (``settings.exact``) values its
 network's greedy policy exactly every ``settings.exact_every`` blocks and after its last
 (:func:`exact_figures`): the block's log line gets an ``"exact"`` object, and the block table a line.
+
+A run with ``settings.pretrain`` first trains the smaller network in its own run directory, ``DIR/pretrain``
+(:meth:`TrainingRun.pretraining`: resumed like any run); the run's first block starts its network from that
+run's model (:meth:`td2048.network.Network.start_from`), again after a resume that finds no snapshot.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ import numpy as np
 from td2048.errors import TD2048Error
 from td2048.io.atomic import ensure_writable_dir, write_text_atomic
 from td2048.io.model import check_same_network, load_model, read_header, save_model
-from td2048.io.rundir import LOG, MODEL, PLOT, SETTINGS, SNAPSHOT, read_log
+from td2048.io.rundir import LOG, MODEL, PLOT, PRETRAIN, SETTINGS, SNAPSHOT, read_log
 from td2048.learn import Learner, train_blocks
 from td2048.network import Network
 from td2048.settings import TrainSettings, snapshot_interval
@@ -41,7 +45,7 @@ from td2048.version import __version__
 
 # settings that define what is being trained: a resumed run keeps them
 FIXED_ON_RESUME = ("network", "isomorphisms", "seed", "init", "game", "clamp", "cells", "method", "stages",
-                   "optimistic", "board")
+                   "optimistic", "board", "pretrain")
 
 
 def _rng_to_json(states: np.ndarray) -> list[list[str]]:
@@ -327,6 +331,49 @@ class TrainingRun:
         write_text_atomic(directory / SETTINGS, json.dumps({**saved, **settings.to_dict()}, indent=2) + "\n")
         return cls(directory, settings, network, learner, done, solution, teacher)
 
+    def pretraining(self, learner_factory: LearnerFactory = local_learner) -> TrainingRun | None:
+        """The pretraining still to train (``settings.pretrain``), a run of its own in ``DIR/pretrain``.
+
+        Train its :meth:`blocks` and :meth:`finish` it before this run's blocks, which start from its model.
+
+        Parameters
+        ----------
+        learner_factory : callable
+            Makes its learner (as :meth:`create`'s).
+
+        Returns
+        -------
+        TrainingRun or None
+            The pretraining run, created or resumed where it stopped; None when the run has no pretraining,
+            or it has ended, or this run is past its start.
+        """
+        if self.settings.pretrain is None or self.done > 0:
+            return None
+        directory = self.directory / PRETRAIN
+        if (directory / SETTINGS).exists():
+            run = TrainingRun.resume(directory, learner_factory=learner_factory)
+        else:
+            run = TrainingRun.create(directory, self.settings.pretrain_settings(), learner_factory)
+        if run.done < run.settings.episodes:
+            return run
+        run._writer.shutdown()
+        return None
+
+    def _start_from_pretrained(self) -> None:
+        """Start the network from the pretraining's model (before the first block)."""
+        model = self.directory / PRETRAIN / MODEL
+        _, episodes = self.settings.pretrain_plan()
+        try:
+            source, header = load_model(model, game=self.settings.game, memory_limit=self.settings.memory_limit,
+                                        method=self.settings.method)
+        except TD2048Error:
+            source, header = None, {}
+        if source is None or int((header.get("state") or {}).get("episodes", 0)) < episodes:
+            raise TD2048Error(f"{self.directory / PRETRAIN}: the pretraining has not ended (train "
+                              "TrainingRun.pretraining() first, or resume the run)")
+        self.network.start_from(source)
+        self.learner.sync()
+
     # ------------------------------------------------------------ training
 
     def blocks(self, stop: Callable[[], bool] = lambda: False) -> Iterator[BlockStats]:
@@ -338,6 +385,8 @@ class TrainingRun:
         So the run ends on a valued block: a stop that comes after a block was found not due (while its
         line is written or its table shown) takes effect after the next block.
         """
+        if self.done == 0 and self.settings.pretrain is not None:
+            self._start_from_pretrained()
         try:
             with open(self.directory / LOG, "a", encoding="utf-8") as log:
                 for stats in train_blocks(self.settings, self.learner, self.done, self.teacher):

@@ -139,6 +139,11 @@ class TrainSettings:
         moves toward perfect play's exact value, by exactly alpha x the error. None: learning from play alone.
     teacher_moves : float
         With ``teacher``: the share of episodes that follow perfect play's moves (the others the network's).
+    pretrain : str or None
+        ``"NETWORK:EPISODES"``: before this run, a smaller network (a preset or hex tuples of the same board)
+        is trained by TD(0) for EPISODES episodes (:meth:`pretrain_settings`), and every weight of this run's
+        whole-board network starts from that network's value of its position (:mod:`td2048.pretrain`);
+        None: no pretraining.
     """
 
     network: str = DEFAULT_NETWORK
@@ -178,6 +183,7 @@ class TrainSettings:
     target: str = "sample"
     teacher: str | None = None
     teacher_moves: float = 0.5
+    pretrain: str | None = None
 
     def validate(self) -> None:
         """Check every setting (a 2584 run without a clamp gets the default clamp).
@@ -259,6 +265,8 @@ class TrainSettings:
         if self.optimistic > 0 and self.init is not None:
             raise TD2048Error("--optimistic sets the starting weights; with --init the model's weights are the start")
         parse_stages(self.stages, self.game)  # raises on bad thresholds
+        if self.pretrain is not None:
+            self._check_pretrain()
         self.tc_start()  # raises on a bad --tc-from
         if not (isinstance(self.tc_alpha, (int, float)) and math.isfinite(self.tc_alpha) and self.tc_alpha > 0):
             raise TD2048Error(f"--tc-alpha must be a positive number, not {self.tc_alpha}")
@@ -284,6 +292,61 @@ class TrainSettings:
             raise TD2048Error(f"--tc-records needs {format_bytes(self.spec().tc_nbytes(True))} for the weights, "
                               f"their accumulators and the records, over the memory limit of "
                               f"{format_bytes(self.memory_limit)} (raise it with --memory-limit)")
+
+    def pretrain_plan(self) -> tuple[str, int]:
+        """``pretrain`` read: the network to pretrain and its episodes.
+
+        Returns
+        -------
+        tuple of (str, int)
+            The network (a preset name or hex tuples) and the episodes of TD(0) it is trained for.
+
+        Raises
+        ------
+        TD2048Error
+            On text that is not ``NETWORK:EPISODES`` with a positive number of episodes.
+        """
+        network, _, episodes = str(self.pretrain).strip().rpartition(":")
+        try:
+            count = int(episodes.replace("_", ""))
+        except ValueError:
+            count = 0
+        if not network or count < 1:
+            raise TD2048Error(f"--pretrain must be NETWORK:EPISODES, such as 2x6:3000000, not {self.pretrain!r}")
+        return network, count
+
+    def pretrain_settings(self) -> TrainSettings:
+        """The settings of the pretraining run: TD(0) with the default alpha and backward updates, on this run's
+        board, game, cells, method, seed, threads, blocks, snapshots, memory limit and exact valuations.
+
+        Returns
+        -------
+        TrainSettings
+            Checked settings; the seed is this run's (None while it is still to be drawn).
+        """
+        network, episodes = self.pretrain_plan()
+        settings = TrainSettings(network=network, game=self.game, cells=self.cells, episodes=episodes,
+                                 seed=self.seed, block=self.block, threads=self.threads,
+                                 snapshot_every=self.snapshot_every, memory_limit=self.memory_limit,
+                                 method=self.method, board=self.board, exact=self.exact,
+                                 exact_every=self.exact_every)
+        settings.validate()
+        return settings
+
+    def _check_pretrain(self) -> None:
+        self.pretrain_plan()
+        for given, option in ((self.init, "--init"), (self.optimistic, "--optimistic"), (self.stages, "--stages"),
+                              (self.teacher, "--teacher"), (self.workers, "--ray")):
+            if given:
+                raise TD2048Error(f"--pretrain sets the starting weights from a pretrained network: it takes no "
+                                  f"{option}")
+        self.pretrain_settings()  # raises on a network that does not fit the board or the memory limit
+        if self.network is not None:
+            spec = self.spec()
+            if len(spec.tuples) != 1 or len(spec.tuples[0]) != spec.board.n_cells:
+                raise TD2048Error(f"--pretrain starts a whole-board network (one tuple of every cell, such as "
+                                  f"{''.join(f'{c:x}' for c in range(spec.board.n_cells))}) from a smaller one's "
+                                  f"values; {spec.name} is not one")
 
     def default_tc_start_rate(self) -> float:
         """Each weight's first TC rate when none is given: TC goes on at the step of the TD before it.

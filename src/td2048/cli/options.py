@@ -96,8 +96,10 @@ SCORES_HELP = ("the exact distribution of the final score: print the probability
                "p_score_at_least")
 
 
-def add_network_arguments(parser: argparse.ArgumentParser, default: str | None = DEFAULT_NETWORK) -> None:
-    """--network, --isomorphisms, --memory-limit; ``default=None`` leaves --network unset unless given."""
+def add_network_arguments(parser: argparse.ArgumentParser, default: str | None = DEFAULT_NETWORK,
+                          memory_default: str | None = "2GiB") -> None:
+    """--network, --isomorphisms, --memory-limit; ``default=None`` leaves --network unset unless given, and
+    ``memory_default=None`` --memory-limit (a small board's recipe sets its own)."""
     parser.add_argument("--network", type=network_arg, default=default,
                         help=f"{NETWORK_HELP} (default {default or DEFAULT_NETWORK} on 4x4, the board's first preset "
                              "on other boards)")
@@ -107,8 +109,9 @@ def add_network_arguments(parser: argparse.ArgumentParser, default: str | None =
     parser.add_argument("--clamp", type=int, default=None, metavar="K",
                         help="feature codes min(code, K), tables of (K+1)**n entries (default: 16**n tables "
                              "for 2048, K = 21 for 2584)")
-    parser.add_argument("--memory-limit", type=size_arg, default="2GiB",
-                        help="largest weight size allowed, e.g. 512MB or 4GiB (default 2GiB, the course's limit)")
+    parser.add_argument("--memory-limit", type=size_arg, default=memory_default,
+                        help="largest weight size allowed, e.g. 512MB or 4GiB (default 2GiB, the course's limit"
+                             + ("" if memory_default else "; 4GiB for 3x3's recipe") + ")")
 
 
 def require_4x4(network, what: str) -> None:

@@ -33,6 +33,7 @@ from td2048.errors import TD2048Error
 from td2048.games.shape import BoardShape
 from td2048.games.tiles import WIN_TILE
 from td2048.io.model import read_model
+from td2048.io.rundir import PRETRAIN
 from td2048.recipes import recipe
 from td2048.settings import MERGE_OFF, TARGETS, TrainSettings
 from td2048.spec import METHODS, default_network
@@ -58,7 +59,8 @@ On the small boards (2x2, 2x3, 2x4, 3x3 and their transposes) a run that names n
 trains the board's recipe (td2048.recipes): the network, method and length that come closest to
 perfect play from play alone (on 2x2 and 2x3 a whole-board network with --target expected, alpha 1
 and optimistic values: perfect play, or within 0.01% of it; on 2x4 the whole board with expected
-targets for every move, on two threads); an option given overrides its part.
+targets for every move, on two threads; on 3x3 the same on the whole board clamped at 512, 3.73 GiB,
+started from a 2x6 network pretrained by TD(0), --pretrain); an option given overrides its part.
 
 Every --block episodes the block table is printed: episodes so far, avg and max score,
 then per tile the share of the block's games that reached it and (in brackets) the share
@@ -95,7 +97,7 @@ optimum, and the log line an "exact" object (td2048 plot draws it against the op
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_game_argument(p, default=None)
     add_board_argument(p, default=None)
-    add_network_arguments(p, default=None)
+    add_network_arguments(p, default=None, memory_default=None)
     p.add_argument("--episodes", type=positive_int_arg, default=None,
                    help=f"episodes to train in all, counting those already done when resuming "
                         f"(default {DEFAULT_EPISODES})")
@@ -150,6 +152,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--teacher-moves", type=float, default=None, metavar="P",
                    help="with --teacher: the share of episodes that follow perfect play's moves; the others follow "
                         "the network's own (default 0.5)")
+    p.add_argument("--pretrain", default=None, metavar="NETWORK:EPISODES",
+                   help="first train NETWORK (a preset or hex tuples of the board) by TD(0) for EPISODES episodes, in "
+                        "the run directory's pretrain/, then start every weight of this run's whole-board network "
+                        "(one tuple of every cell) from that network's value of its position: a start close to the "
+                        "values, where --optimistic gives every position one value (e.g. 2x6:3000000 on 3x3)")
     p.add_argument("--optimistic", type=nonnegative_float_arg, default=None, metavar="V",
                    help="optimistic TD (OTD): every board starts at value V, each weight at V / (tuples x "
                         "isomorphisms), TDL2048+'s =V/norm (e.g. 320000): unseen boards look good and get tried")
@@ -213,7 +220,7 @@ _SETTING_OPTIONS = ("game", "cells", "network", "isomorphisms", "clamp", "episod
                     "threads", "snapshot_every", "memory_limit", "init", "lam", "nstep", "alpha_schedule",
                     "explore", "method", "merge_every", "optimistic", "stages", "promote", "tc_from", "tc_alpha",
                     "tc_start_rate", "tc_records", "restarts", "restart_tile", "sync_every", "board", "exact",
-                    "exact_every", "target", "teacher", "teacher_moves")
+                    "exact_every", "target", "teacher", "teacher_moves", "pretrain")
 
 
 class _Output:
@@ -258,7 +265,8 @@ def _new_settings(given: dict) -> TrainSettings:
         board = BoardShape.parse(given.get("board", "4x4"))
         plan = recipe(board.name, given.get("game", "2048"))
         if "teacher" in given:  # distillation measures the recipe's network, not its way of learning
-            plan = {key: value for key, value in plan.items() if key in ("network", "clamp", "isomorphisms")}
+            kept = ("network", "clamp", "isomorphisms", "memory_limit")
+            plan = {key: value for key, value in plan.items() if key in kept}
         for key, value in plan.items():
             given.setdefault(key, value)
         given.setdefault("network", default_network(board))
@@ -316,7 +324,7 @@ def run(args: argparse.Namespace) -> int:
             name = f"{settings.game}-{name}" if settings.game != "2048" else name
             out = args.out or Path("runs") / f"{name.replace('/', '-')}-{dt.datetime.now():%Y%m%d-%H%M%S}"
             training = TrainingRun.create(out, settings, learner_factory=factory)
-        return _train(args, training)
+        return _train(args, training, factory)
     finally:
         if connected:
             import ray
@@ -356,47 +364,25 @@ def _saved_setting(directory: Path, key: str, default):
         return default
 
 
-def _train(args: argparse.Namespace, training) -> int:
-    """Train ``training`` to its end or to Ctrl-C, printing the block table."""
+def _train(args: argparse.Namespace, training, factory) -> int:
+    """Train ``training`` (after its pretraining, if any) to its end or to Ctrl-C, printing the block tables."""
     settings, out = training.settings, training.directory
-
     say = _Output(quiet=args.quiet)
-    verb = f"resuming at episode {training.done}" if args.resume else "train"
-    methods = "".join([
-        f", optimistic {settings.optimistic:g}" if settings.optimistic else "",
-        "" if settings.tc_start() is None else f", TC (alpha {settings.tc_alpha}"
-        + ("" if settings.tc_start_rate == 1 else f", starting at rate {settings.tc_start_rate:g}")
-        + (", on records" if settings.tc_records and not settings.workers else "")
-        + f") from episode {settings.tc_start()}",
-        f", restarts {settings.restarts:g}" if settings.restarts else ""])
-    if settings.exact is not None:
-        every = "block" if settings.exact_every == 1 else f"{settings.exact_every} blocks"
-        methods += f", valued exactly against {settings.exact} every {every}"
-    where = f"{settings.threads} thread(s)"
-    if settings.threads > 1 and settings.merge_every is not None and settings.tc_start() != 0:
-        where += f" (TD on copies merged every {settings.merge_every:g} s)"
-    if settings.workers:
-        where = (f"{settings.workers} Ray worker(s) of {where} on {len(set(training.learner.nodes))} node(s), "
-                 f"synced every {settings.sync_every:g} s")
-    targets = {"expected": ", expected targets", "expected-all": ", expected targets for every move"}
-    updates = f"{settings.update} updates" + targets.get(settings.target, "")
-    if settings.teacher is not None:
-        updates = f"distilled from {settings.teacher} ({settings.teacher_moves:g} of the episodes perfect play's)"
-    say(f"# td2048 {__version__} {verb} ({settings.game}): {training.network.spec.describe(settings.game)}; "
-        f"alpha {settings.alpha}, {settings.method} values, {updates}{methods}, seed {settings.seed}, "
-        f"{where}, {settings.episodes} episodes -> {out}", flush=True)
-    progress = Progress(settings.episodes, training.done, enabled=not args.quiet and sys.stdout.isatty(),
-                        win_tile=WIN_TILE[settings.game])
-
     stop = _StopRequest()
     previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        for stats in training.blocks(stop=lambda: stop.requested):
-            progress.clear()
-            say(stats.table(), flush=True)
-            progress.update(stats)
-        progress.clear()
-        model = training.finish()
+        pretraining = training.pretraining(factory)
+        if pretraining is not None:
+            verb = f"pretraining, resuming at episode {pretraining.done}" if pretraining.done else "pretraining"
+            say(_header(pretraining, verb), flush=True)
+            _blocks(args, pretraining, say, stop)
+            if stop.requested and pretraining.done < pretraining.settings.episodes:
+                say(f"# stopped after {pretraining.done} episodes of pretraining, saved in {pretraining.directory}")
+                say(f"# resume with: {invoked_as()} train --resume {shlex.quote(str(out))}")
+                return 0
+        verb = f"resuming at episode {training.done}" if args.resume and training.done else "train"
+        say(_header(training, verb), flush=True)
+        model = _blocks(args, training, say, stop)
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
@@ -413,6 +399,49 @@ def _train(args: argparse.Namespace, training) -> int:
             say(f"# done: {training.done} episodes; model saved to {model}")
         say("\n".join(next_steps(model, out, plot=training.plot_error is None)))
     return 0
+
+
+def _header(training, verb: str) -> str:
+    """The line that opens a run's block table: what is trained, how, and where."""
+    settings, out = training.settings, training.directory
+    methods = "".join([
+        f", optimistic {settings.optimistic:g}" if settings.optimistic else "",
+        "" if settings.tc_start() is None else f", TC (alpha {settings.tc_alpha}"
+        + ("" if settings.tc_start_rate == 1 else f", starting at rate {settings.tc_start_rate:g}")
+        + (", on records" if settings.tc_records and not settings.workers else "")
+        + f") from episode {settings.tc_start()}",
+        f", restarts {settings.restarts:g}" if settings.restarts else ""])
+    if settings.pretrain is not None:
+        network, episodes = settings.pretrain_plan()
+        methods += f", started from network {network} after {episodes} episodes of TD(0) ({out / PRETRAIN})"
+    if settings.exact is not None:
+        every = "block" if settings.exact_every == 1 else f"{settings.exact_every} blocks"
+        methods += f", valued exactly against {settings.exact} every {every}"
+    where = f"{settings.threads} thread(s)"
+    if settings.threads > 1 and settings.merge_every is not None and settings.tc_start() != 0:
+        where += f" (TD on copies merged every {settings.merge_every:g} s)"
+    if settings.workers:
+        where = (f"{settings.workers} Ray worker(s) of {where} on {len(set(training.learner.nodes))} node(s), "
+                 f"synced every {settings.sync_every:g} s")
+    targets = {"expected": ", expected targets", "expected-all": ", expected targets for every move"}
+    updates = f"{settings.update} updates" + targets.get(settings.target, "")
+    if settings.teacher is not None:
+        updates = f"distilled from {settings.teacher} ({settings.teacher_moves:g} of the episodes perfect play's)"
+    return (f"# td2048 {__version__} {verb} ({settings.game}): {training.network.spec.describe(settings.game)}; "
+            f"alpha {settings.alpha}, {settings.method} values, {updates}{methods}, seed {settings.seed}, "
+            f"{where}, {settings.episodes} episodes -> {out}")
+
+
+def _blocks(args: argparse.Namespace, training, say: _Output, stop: _StopRequest) -> Path:
+    """Train a run's blocks, each a table printed, until its end or ``stop``; save and return its model."""
+    progress = Progress(training.settings.episodes, training.done, enabled=not args.quiet and sys.stdout.isatty(),
+                        win_tile=WIN_TILE[training.settings.game])
+    for stats in training.blocks(stop=lambda: stop.requested):
+        progress.clear()
+        say(stats.table(), flush=True)
+        progress.update(stats)
+    progress.clear()
+    return training.finish()
 
 
 def next_steps(model: Path, run_dir: Path, plot: bool = True) -> list[str]:

@@ -9,6 +9,8 @@ A run directory holds::
     model.td2048      the final model (also written when a run is stopped with Ctrl-C), holding all
                       the snapshot held: once it is written the snapshot is removed
     progress.png      the run's curves, redrawn at each snapshot
+    pretrain/         with --pretrain: the run of the smaller network first trained (the same files), whose
+                      model the run's network starts from
 
 A finished run keeps one copy of its weights, the model, and resumes from it; a resume takes whichever
 of the snapshot and the model holds more episodes (:func:`td2048.run.resume_source`).
@@ -25,6 +27,7 @@ LOG = "log.jsonl"
 SNAPSHOT = "snapshot.td2048"
 MODEL = "model.td2048"
 PLOT = "progress.png"
+PRETRAIN = "pretrain"
 
 
 def read_log(path: Path) -> list[dict]:
