@@ -208,3 +208,12 @@ def test_eight_threads_every_method_killed_then_resumed(tmp_path):
     log = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()]
     assert log[-1]["tc"] and sum(b["restarted"] for b in log) > 0
     assert np.mean([b["avg"] for b in log[-5:]]) > 1.3 * np.mean([b["avg"] for b in log[:5]])
+
+
+def test_a_resume_keeps_the_runs_memory_limit(tmp_path):
+    run = tmp_path / "run"
+    assert td2048("train", "--board", "2x3", "--network", "2x3", "--memory-limit", "3GiB", "--episodes", 100,
+                  "--block", 100, "--seed", 1, "--quiet", "--out", run).returncode == 0
+    r = td2048("train", "--resume", run, "--episodes", 200, "--quiet")  # no --memory-limit: the run's stays
+    assert r.returncode == 0, r.stderr
+    assert json.loads((run / "settings.json").read_text())["memory_limit"] == 3 << 30
