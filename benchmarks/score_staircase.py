@@ -1,9 +1,11 @@
 """Perfect play's exact score distribution on a solved board beside learned players': the research page's staircase.
 
     td2048 solve --board 3x3 --out 3x3.solution
-    td2048 train --board 3x3 --seed 1 --out runs/best33          # the board's recipe
+    td2048 train --board 3x3 --network 2x6 --episodes 3000000 --block 100000 --seed 1 --out runs/best33
+    td2048 train --board 3x3 --seed 1 --out runs/recipe33        # the board's recipe
     python benchmarks/score_staircase.py --solution 3x3.solution --model "TD(0), 2x6=runs/best33/model.td2048" \\
-        --at-least 1000,3000,6000,8000 --plot docs/images/score-staircase-3x3.png
+        --model "the recipe=runs/recipe33/model.td2048" --at-least 1000,3000,6000,8000 \\
+        --plot docs/images/score-staircase-3x3.png
 
 Prints a Markdown table (expected score, median, most likely score, P(score >= X) for each X) of perfect play
 (the expected score's aim) and of each model's greedy player, all exact (``exact_policy_value(...,

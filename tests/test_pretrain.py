@@ -2,6 +2,7 @@
 started from its values (Network.start_from), checked against the symmetric images' values in plain Python."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -105,6 +106,7 @@ def test_the_cli_pretrains_then_trains_and_says_so(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "pretraining (2048): network 2x3" in r.stdout
     assert "started from network 2x3 after 400 episodes of TD(0)" in r.stdout
+    assert re.search(r"# starting the [0-9,]+ weights from the values of network 2x3", r.stdout)
     assert (run / "pretrain" / "model.td2048").exists() and (run / "model.td2048").exists()
     assert json.loads((run / "settings.json").read_text())["pretrain"] == "2x3:400"
     r = td2048("train", "--board", "2x3", "--network", "2x3", "--pretrain", "2x3:400", "--out", tmp_path / "bad")

@@ -382,6 +382,10 @@ def _train(args: argparse.Namespace, training, factory) -> int:
                 return 0
         verb = f"resuming at episode {training.done}" if args.resume and training.done else "train"
         say(_header(training, verb), flush=True)
+        if settings.pretrain is not None and training.done == 0:
+            spec = training.network.spec
+            say(f"# starting the {spec.n_weights:,} weights from the values of network "
+                f"{settings.pretrain_plan()[0]} (one pass over the table)", flush=True)
         model = _blocks(args, training, say, stop)
     finally:
         for s, handler in previous.items():
