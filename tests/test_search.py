@@ -196,3 +196,16 @@ def test_parse_board_and_bad_options():
                     {"downgrade": 32768, "game": "2584"}):
         with pytest.raises(TD2048Error):
             parse_search(**options)
+
+
+def test_a_model_over_the_default_memory_limit_plays_unless_a_limit_is_given():
+    from td2048.games.shape import BoardShape
+    from td2048.network import Network
+    from td2048.play import Agent
+    from td2048.spec import parse_network
+
+    spec = parse_network("012345678", clamp=9, board=BoardShape.parse("3x3"))  # 3.73 GiB: the 3x3 recipe's
+    network = Network(spec, np.zeros(spec.n_weights, np.float32), memory_limit=4 << 30)  # calloc: never touched
+    assert Agent(network, depth=2, threads=2).threads == 2  # by default a model's own weights always fit
+    with pytest.raises(TD2048Error, match="exceed the memory limit"):
+        Agent(network, memory_limit=2 << 30)

@@ -63,8 +63,9 @@ class Agent:
         Seed of the games' random states; None: fresh entropy (kept in :attr:`seed`).
     threads : int
         Games played at once.
-    memory_limit : int
-        The most bytes of weights and transposition tables.
+    memory_limit : int or None
+        The most bytes of weights and transposition tables; None: 2 GiB (``DEFAULT_MEMORY_LIMIT``), or the
+        weights and the tables where they need more (a model's weights, loaded, are never refused by default).
     depth : int or None
         The short form of ``search``: ``td2048 eval --depth``'s search at this depth.
 
@@ -76,7 +77,7 @@ class Agent:
     """
 
     def __init__(self, network: Network, search: Search | None = None, seed: int | None = None,
-                 threads: int = 1, memory_limit: int = DEFAULT_MEMORY_LIMIT, *, depth: int | None = None):
+                 threads: int = 1, memory_limit: int | None = None, *, depth: int | None = None):
         if threads < 1:
             raise TD2048Error(f"threads must be at least 1, not {threads}")
         if depth is not None:  # the API's short form: the search of ``td2048 eval --depth``
@@ -88,7 +89,10 @@ class Agent:
         self.search.validate(network.game)
         self.threads = threads
         entries = self.search.tt_entries()
-        if network.spec.nbytes + threads * entries * TT_ENTRY_BYTES > memory_limit:
+        needed = network.spec.nbytes + threads * entries * TT_ENTRY_BYTES
+        if memory_limit is None:
+            memory_limit = max(DEFAULT_MEMORY_LIMIT, needed)
+        if needed > memory_limit:
             raise TD2048Error(f"the weights ({format_bytes(network.spec.nbytes)}) and {threads} transposition "
                               f"table(s) of {format_bytes(entries * TT_ENTRY_BYTES)} exceed the memory limit "
                               f"({format_bytes(memory_limit)}): give a smaller --tt-size")

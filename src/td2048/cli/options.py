@@ -148,5 +148,6 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--downgrade", type=positive_int_arg, default=None, metavar="TILE",
                         help="2048: search boards holding a tile >= TILE with their highest gaps closed, so that "
                              "a network that never saw such tiles plays on (e.g. 32768; default: off)")
-    parser.add_argument("--memory-limit", type=size_arg, default="2GiB",
-                        help="weights and transposition tables together at most this (default 2GiB)")
+    parser.add_argument("--memory-limit", type=size_arg, default=None,
+                        help="weights and transposition tables together at most this (default 2GiB, or the "
+                             "model's weights and the tables where they need more)")

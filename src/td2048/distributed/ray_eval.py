@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from td2048.config import DEFAULT_MEMORY_LIMIT, DEFAULT_SHARD_SIZE
+from td2048.config import DEFAULT_SHARD_SIZE
 from td2048.distributed.cluster import connect_ray, forwarded_env, import_ray
 from td2048.distributed.shards import (
     Shard,
@@ -82,18 +82,18 @@ def _shared_writable(weights: np.ndarray) -> np.ndarray:
     return np.frombuffer(buffer, dtype=weights.dtype)  # the caller keeps ``weights``: its buffer stays mapped
 
 
-def _worker_network(model: ModelSpec, weights: np.ndarray, memory_limit: int) -> Network:
+def _worker_network(model: ModelSpec, weights: np.ndarray, memory_limit: int | None) -> Network:
     if model.key not in _worker_networks:
         _worker_networks.clear()  # one model at a time per worker
         shared = weights if weights.flags.writeable else _shared_writable(weights)
-        network = Network(model.spec, shared, memory_limit=max(memory_limit, model.spec.nbytes), game=model.game,
+        network = Network(model.spec, shared, memory_limit=max(memory_limit or 0, model.spec.nbytes), game=model.game,
                           cell_bits=model.cell_bits, method=model.method)
         _worker_networks[model.key] = (network, weights)
     return _worker_networks[model.key][0]
 
 
 def ray_shard(model: ModelSpec, weights: np.ndarray, search: Search, seed: int, shard: Shard,
-              names: tuple[str, str] | None, memory_limit: int) -> ShardResult:
+              names: tuple[str, str] | None, memory_limit: int | None) -> ShardResult:
     """The body of a shard's Ray task (see :func:`td2048.distributed.shards.play_shard`).
 
     Parameters
@@ -120,7 +120,7 @@ def ray_shard(model: ModelSpec, weights: np.ndarray, search: Search, seed: int, 
 
 def play_on_ray(network: Network, search: Search, games: int, seed: int | None = None,
                 shard_size: int = DEFAULT_SHARD_SIZE, names: tuple[str, str] | None = None,
-                on_progress: Callable[[int], None] | None = None, memory_limit: int = DEFAULT_MEMORY_LIMIT,
+                on_progress: Callable[[int], None] | None = None, memory_limit: int | None = None,
                 address: str | None = None, num_cpus: int | None = None, resources: dict | None = None,
                 retries: int = SHARD_RETRIES) -> ShardedRun:
     """Play games as Ray tasks, one per shard.
@@ -145,8 +145,8 @@ def play_on_ray(network: Network, search: Search, games: int, seed: int | None =
         (player, env): also make the games' record lines.
     on_progress : callable or None
         Called with the games done after each shard.
-    memory_limit : int
-        The most bytes of weights and transposition table per task.
+    memory_limit : int or None
+        The most bytes of weights and transposition table per task (None: see :class:`td2048.play.Agent`).
     address : str or None
         The cluster's address; None: a new local instance (when not connected already).
     num_cpus : int or None
@@ -182,7 +182,7 @@ def play_on_ray(network: Network, search: Search, games: int, seed: int | None =
 
 
 def _play_tasks(ray, network: Network, search: Search, games: int, seed: int, shards: list[Shard], shard_size: int,
-                names, on_progress, memory_limit: int, resources: dict, retries: int,
+                names, on_progress, memory_limit: int | None, resources: dict, retries: int,
                 runtime_env: dict | None) -> ShardedRun:
     """The shards as Ray tasks on the connected cluster, merged (see :func:`play_on_ray`)."""
     results: list[ShardResult] = []

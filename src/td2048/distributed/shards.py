@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from td2048.config import DEFAULT_MEMORY_LIMIT, DEFAULT_SHARD_SIZE
+from td2048.config import DEFAULT_SHARD_SIZE
 from td2048.errors import TD2048Error
 from td2048.network import Network
 from td2048.settings import Search
@@ -107,7 +107,7 @@ class ShardedRun:
 
 
 def play_shard(network: Network, search: Search, seed: int, shard: Shard, names: tuple[str, str] | None = None,
-               memory_limit: int = DEFAULT_MEMORY_LIMIT) -> ShardResult:
+               memory_limit: int | None = None) -> ShardResult:
     """Play one shard's games on this thread.
 
     Parameters
@@ -123,8 +123,8 @@ def play_shard(network: Network, search: Search, seed: int, shard: Shard, names:
     names : tuple of (str, str) or None
         (player, env): also make each game's record line (see :mod:`td2048.io.records`; at depth 1 the
         same games as without).
-    memory_limit : int
-        The most bytes of weights and transposition table.
+    memory_limit : int or None
+        The most bytes of weights and transposition table (None: see :class:`td2048.play.Agent`).
 
     Returns
     -------
@@ -190,7 +190,7 @@ def merge_shards(results: Iterable[ShardResult], games: int, seconds: float, gam
     return stats, counts, records
 
 
-def _warm_up(network: Network, search: Search, names, memory_limit: int) -> None:
+def _warm_up(network: Network, search: Search, names, memory_limit: int | None) -> None:
     """Compile (or load) the kernels a shard uses, before the clock starts."""
     from td2048.play import Agent
 
@@ -204,7 +204,7 @@ def _warm_up(network: Network, search: Search, names, memory_limit: int) -> None
 def play_sharded(network: Network, search: Search, games: int, seed: int | None = None,
                  shard_size: int = DEFAULT_SHARD_SIZE, threads: int = 1, names: tuple[str, str] | None = None,
                  on_progress: Callable[[int], None] | None = None,
-                 memory_limit: int = DEFAULT_MEMORY_LIMIT) -> ShardedRun:
+                 memory_limit: int | None = None) -> ShardedRun:
     """Play games shard by shard on this machine, several shards at once.
 
     The same games, statistics and records as :func:`td2048.distributed.ray_eval.play_on_ray` with the
@@ -228,8 +228,8 @@ def play_sharded(network: Network, search: Search, games: int, seed: int | None 
         (player, env): also make the games' record lines.
     on_progress : callable or None
         Called with the games done after each shard.
-    memory_limit : int
-        The most bytes of weights and transposition table per shard.
+    memory_limit : int or None
+        The most bytes of weights and transposition table per shard (None: see :class:`td2048.play.Agent`).
 
     Returns
     -------
