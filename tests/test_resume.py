@@ -99,6 +99,19 @@ def test_sigterm_saves_and_says_how_to_resume(tmp_path):
     assert_complete(run, done + 200)
 
 
+def test_one_stop_sent_twice_at_once_still_saves(tmp_path):
+    """timeout(1) signals the process and then its group: two SIGTERMs at once are one request, not an abort."""
+    run = tmp_path / "run"
+    proc = start_td2048(*TRAIN, "--episodes", "1000000", "--out", run, stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE, text=True)
+    wait_for(lambda: (run / "log.jsonl").exists() and len(logged_episodes(run)) >= 3)
+    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and "interrupted" not in err, err
+    assert f"td2048 train --resume {run}" in out and (run / "model.td2048").exists()
+
+
 def test_resume_refuses_what_is_not_a_run(tmp_path):
     r = run_train("--resume", tmp_path / "nothing")
     assert r.returncode == 2 and "no training run to resume" in r.stderr

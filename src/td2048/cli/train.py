@@ -8,6 +8,7 @@ import os
 import shlex
 import signal
 import sys
+import time
 from pathlib import Path
 
 from td2048.cli import invoked_as
@@ -40,6 +41,7 @@ from td2048.spec import METHODS, default_network
 from td2048.version import __version__
 
 EXACT_OFF = "off"  # --exact's word, with --resume, for no more exact valuations
+SAME_REQUEST_SECONDS = 1.0  # signals this close together are one request to stop
 
 HELP = "train an n-tuple network by TD learning (afterstate or state values)"
 DESCRIPTION = """\
@@ -243,15 +245,20 @@ class _Output:
 
 
 class _StopRequest:
-    """Ctrl-C or SIGTERM: finish the running block, save, and exit cleanly."""
+    """Ctrl-C or SIGTERM: finish the running block, save, and exit cleanly. A second one stops at once, unless it
+    comes within :data:`SAME_REQUEST_SECONDS` of the first: ``timeout`` and service managers signal the process
+    and then its group, one request arriving twice, which must not lose the run's last minutes."""
 
     def __init__(self):
         self.requested = False
+        self.when = 0.0
 
     def __call__(self, signum, frame):
-        if self.requested:  # a second Ctrl-C stops at once
-            raise KeyboardInterrupt
-        self.requested = True
+        if self.requested:
+            if time.monotonic() - self.when < SAME_REQUEST_SECONDS:
+                return
+            raise KeyboardInterrupt  # a second Ctrl-C stops at once
+        self.requested, self.when = True, time.monotonic()
         sys.stderr.write("\ntd2048 train: stopping after this block (Ctrl-C again to abort at once)\n")
 
 
