@@ -341,7 +341,7 @@ class Network:
             cells or method.
         """
         spec = self.spec
-        if len(spec.tuples) != 1 or len(spec.tuples[0]) != spec.board.n_cells or spec.stages:
+        if not spec.whole_board:
             raise TD2048Error(f"only a whole-board network (one tuple of every cell, one stage) starts from another "
                               f"network's values; {spec.name} is not one")
         for what, mine, theirs in (("board", spec.board, source.spec.board), ("game", self.game, source.game),

@@ -142,7 +142,8 @@ class TrainSettings:
     pretrain : str or None
         ``"NETWORK:EPISODES"``: before this run, a smaller network (a preset or hex tuples of the same board)
         is trained by TD(0) for EPISODES episodes (:meth:`pretrain_settings`), and every weight of this run's
-        whole-board network starts from that network's value of its position (:mod:`td2048.pretrain`);
+        whole-board network starts from that network's value of its position
+        (:meth:`td2048.network.Network.start_from`);
         None: no pretraining.
     """
 
@@ -343,7 +344,7 @@ class TrainSettings:
         self.pretrain_settings()  # raises on a network that does not fit the board or the memory limit
         if self.network is not None:
             spec = self.spec()
-            if len(spec.tuples) != 1 or len(spec.tuples[0]) != spec.board.n_cells:
+            if not spec.whole_board:
                 raise TD2048Error(f"--pretrain starts a whole-board network (one tuple of every cell, such as "
                                   f"{''.join(f'{c:x}' for c in range(spec.board.n_cells))}) from a smaller one's "
                                   f"values; {spec.name} is not one")

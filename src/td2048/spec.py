@@ -169,6 +169,11 @@ class NetworkSpec:
         return CELL_VALUES if self.clamp is None else self.clamp + 1
 
     @property
+    def whole_board(self) -> bool:
+        """Whether the network is one tuple of every cell of its board, in one stage: a weight for every position."""
+        return len(self.tuples) == 1 and len(self.tuples[0]) == self.board.n_cells and not self.stages
+
+    @property
     def symmetric(self) -> bool:
         """Whether V is the same on every symmetric image of a board: the tuples read all its isomorphisms."""
         return self.isomorphisms == self.board.n_symmetries
