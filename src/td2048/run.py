@@ -347,7 +347,7 @@ class TrainingRun:
             The pretraining run, created or resumed where it stopped; None when the run has no pretraining,
             or it has ended, or this run is past its start.
         """
-        if self.settings.pretrain is None or self.done > 0:
+        if self.settings.pretrain is None or self.done > 0 or self._pretrained_episodes() is not None:
             return None
         directory = self.directory / PRETRAIN
         if (directory / SETTINGS).exists():
@@ -359,18 +359,24 @@ class TrainingRun:
         run._writer.shutdown()
         return None
 
+    def _pretrained_episodes(self) -> int | None:
+        """The episodes of the pretraining's model when it has ended (read from its header), else None."""
+        model = self.directory / PRETRAIN / MODEL
+        if not model.exists():
+            return None
+        try:
+            episodes = _episodes(read_header(model))
+        except TD2048Error:
+            return None
+        return episodes if episodes >= self.settings.pretrain_plan()[1] else None
+
     def _start_from_pretrained(self) -> None:
         """Start the network from the pretraining's model (before the first block)."""
-        model = self.directory / PRETRAIN / MODEL
-        _, episodes = self.settings.pretrain_plan()
-        try:
-            source, header = load_model(model, game=self.settings.game, memory_limit=self.settings.memory_limit,
-                                        method=self.settings.method)
-        except TD2048Error:
-            source, header = None, {}
-        if source is None or int((header.get("state") or {}).get("episodes", 0)) < episodes:
+        if self._pretrained_episodes() is None:
             raise TD2048Error(f"{self.directory / PRETRAIN}: the pretraining has not ended (train "
                               "TrainingRun.pretraining() first, or resume the run)")
+        source, _ = load_model(self.directory / PRETRAIN / MODEL, game=self.settings.game,
+                               memory_limit=self.settings.memory_limit, method=self.settings.method)
         self.network.start_from(source)
         self.learner.sync()
 
