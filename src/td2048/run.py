@@ -347,7 +347,7 @@ class TrainingRun:
             The pretraining run, created or resumed where it stopped; None when the run has no pretraining,
             or it has ended, or this run is past its start.
         """
-        if self.settings.pretrain is None or self.done > 0 or self._pretrained_episodes() is not None:
+        if self.settings.pretrain is None or self.done > 0 or self._pretraining_ended():
             return None
         directory = self.directory / PRETRAIN
         if (directory / SETTINGS).exists():
@@ -359,20 +359,17 @@ class TrainingRun:
         run._writer.shutdown()
         return None
 
-    def _pretrained_episodes(self) -> int | None:
-        """The episodes of the pretraining's model when it has ended (read from its header), else None."""
+    def _pretraining_ended(self) -> bool:
+        """Whether the pretraining's model holds all its episodes (read from the model's header)."""
         model = self.directory / PRETRAIN / MODEL
-        if not model.exists():
-            return None
         try:
-            episodes = _episodes(read_header(model))
+            return model.exists() and _episodes(read_header(model)) >= self.settings.pretrain_plan()[1]
         except TD2048Error:
-            return None
-        return episodes if episodes >= self.settings.pretrain_plan()[1] else None
+            return False
 
     def _start_from_pretrained(self) -> None:
         """Start the network from the pretraining's model (before the first block)."""
-        if self._pretrained_episodes() is None:
+        if not self._pretraining_ended():
             raise TD2048Error(f"{self.directory / PRETRAIN}: the pretraining has not ended (train "
                               "TrainingRun.pretraining() first, or resume the run)")
         source, _ = load_model(self.directory / PRETRAIN / MODEL, game=self.settings.game,
