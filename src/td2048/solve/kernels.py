@@ -1,13 +1,8 @@
 """Compiled per-position work of the solver: canonical keys, the children of a layer, one layer's values.
 
-A key is one ``uint64`` per position, the least over the board's symmetries:
-
-- 2048 (4-bit cells): the packed frame board itself (cell (r, c) in nibble 4 r + c), its symmetric boards
-  made with the frame's ``mirror``, ``flip`` and ``transpose`` (:mod:`td2048.games.bitboard`) and shifted
-  back into the corner;
-- 2584 (5-bit cells): the board's own cells, 5 bits each in the board's order (cell i at bit 5 i; at most
-  12 cells), its symmetric boards made with the cell permutations of
-  :attr:`~td2048.games.shape.BoardShape.symmetries`. Slides use :func:`td2048.games.wide.wide_move`.
+A position is held by its key (:mod:`td2048.games.keys`: :func:`~td2048.games.keys.canon4` for 2048,
+:func:`~td2048.games.keys.canon5` for 2584, both importable from here too). 2584's slides use
+:func:`td2048.games.wide.wide_move`.
 
 Every kernel takes both row tables (``table4`` for 2048, ``table5`` for 2584; the unused one may be a
 stand-in of the right type) and the flag ``wide``, so that one compiled version serves both games.
@@ -22,6 +17,7 @@ import numpy as np
 from td2048.config import njit
 from td2048.games.bitboard import U64, flip, mirror, transpose
 from td2048.games.game2048 import P_FOUR, move
+from td2048.games.keys import canon4, canon5
 from td2048.games.wide import wide_move
 
 _U0 = U64(0)
@@ -30,48 +26,6 @@ _U15 = U64(15)
 _U31 = U64(31)
 P_BIG = P_FOUR  # the new tile is code 2 with the games' p (0.1, the same in 2584), else code 1
 P_SMALL = 1.0 - P_BIG
-
-
-@njit(inline="always")
-def canon4(b, col_shift, row_shift, square):
-    """The least of a 4-bit frame board's symmetric boards (its key)."""
-    m = mirror(b) >> col_shift
-    f = flip(b) >> row_shift
-    mf = mirror(f) >> col_shift
-    best = b
-    if m < best:
-        best = m
-    if f < best:
-        best = f
-    if mf < best:
-        best = mf
-    if square:
-        t = transpose(b)
-        if t < best:
-            best = t
-        t = transpose(m)
-        if t < best:
-            best = t
-        t = transpose(f)
-        if t < best:
-            best = t
-        t = transpose(mf)
-        if t < best:
-            best = t
-    return best
-
-
-@njit(inline="always")
-def canon5(codes, perms, n):
-    """The least 5-bit key of a board's cell codes over the permutations ``perms[k][i]``."""
-    best = ~_U0
-    for k in range(perms.shape[0]):
-        key = _U0
-        for i in range(n):
-            key |= U64(codes[i]) << U64(5 * perms[k, i])
-        if key < best:
-            best = key
-    return best
 
 
 @njit(inline="always")
