@@ -19,6 +19,10 @@ def test_block_table_and_reach_rates():
     j = s.to_json()
     assert {"episodes", "avg", "max", "reach", "moves", "seconds"} <= set(j)
     assert j["moves"] == 500 and j["moves_per_s"] == 1000.0
+    # the mean's standard error, for its 95% interval: the sample standard deviation over sqrt(games)
+    reference = (sum((x - 450) ** 2 for x in scores) / 9) ** 0.5
+    assert abs(j["std"] - reference) < 1e-3 and abs(s.stderr - reference / 10 ** 0.5) < 1e-9
+    assert BlockStats.from_block(1, np.array([7]), np.array([3]), np.array([1]), 1).stderr == 0.0
 
 
 def test_percentages_have_six_significant_digits():

@@ -64,6 +64,8 @@ class BlockStats:
         Moves (slides) played in the block.
     seconds : float
         Seconds the block took.
+    std : float, optional
+        Sample standard deviation of the block's scores (0 for fewer than two games).
     extra : dict, optional
         More fields for the log line (``alpha``, ``tc``, ``restarted``, ...; ``exact``, the exact valuation of
         a run on a solved board, also shows in :meth:`table`).
@@ -82,6 +84,7 @@ class BlockStats:
     end: dict[str, float]  # tile value -> share that ended with it as the largest tile
     moves: int  # moves (slides) played in this block
     seconds: float
+    std: float = 0.0  # sample standard deviation of the scores
     extra: dict = field(default_factory=dict)
 
     @classmethod
@@ -122,7 +125,13 @@ class BlockStats:
                 reached -= counts[code]
         return cls(episodes=episodes, games=games, avg=float(scores.mean()) if games else 0.0,
                    max=int(scores.max()) if games else 0, reach=reach, end=end, moves=int(moves.sum()),
-                   seconds=float(seconds), extra=extra)
+                   seconds=float(seconds), std=float(np.std(scores, ddof=1)) if games > 1 else 0.0, extra=extra)
+
+    @property
+    def stderr(self) -> float:
+        """Standard error of the mean score: ``std / sqrt(games)`` (the mean's 95% interval is
+        ``avg +- 1.96 stderr``)."""
+        return self.std / np.sqrt(self.games) if self.games > 1 else 0.0
 
     @property
     def moves_per_s(self) -> float:
@@ -171,9 +180,10 @@ class BlockStats:
         Returns
         -------
         dict
-            ``episodes``, ``games``, ``avg``, ``max``, ``reach``, ``end``, ``moves``, ``seconds``,
-            ``moves_per_s`` and the extra fields.
+            ``episodes``, ``games``, ``avg``, ``std`` and ``stderr`` of the scores, ``max``, ``reach``, ``end``,
+            ``moves``, ``seconds``, ``moves_per_s`` and the extra fields.
         """
-        return {"episodes": self.episodes, "games": self.games, "avg": self.avg, "max": self.max,
+        return {"episodes": self.episodes, "games": self.games, "avg": self.avg, "std": round(self.std, 3),
+                "stderr": round(self.stderr, 3), "max": self.max,
                 "reach": self.reach, "end": self.end, "moves": self.moves,
                 "seconds": round(self.seconds, 6), "moves_per_s": round(self.moves_per_s, 1), **self.extra}

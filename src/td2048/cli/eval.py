@@ -125,6 +125,9 @@ def run(args: argparse.Namespace) -> int:
         if shards_asked:
             print(f"# {sharded.shards} shard(s) of {sharded.shard_size} games")
         print(stats.table(), end="")
+        if stats.games > 1:
+            print(f"# mean {stats.avg:,.0f} +- {1.96 * stats.stderr:,.0f} (95% interval; standard error "
+                  f"{stats.stderr:,.1f})")
         where = (f"{sum(sharded.nodes.values())} Ray task(s) on {len(sharded.nodes)} node(s)" if args.ray is not None
                  else f"{args.threads} thread(s)")
         print(f"# {stats.moves:,} moves in {format_duration(stats.seconds)} ({stats.moves_per_s:,.0f} moves/s, "
