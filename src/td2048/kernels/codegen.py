@@ -27,7 +27,7 @@ _SEARCH_SOURCE = _PACKAGE / "kernels" / "search.py"
 # source carries a fingerprint of them, and any change to them gives a new module.
 _COMPILED_INTO_KERNELS = ("config.py", "rng.py", "games/bitboard.py", "games/game2048.py", "games/wide.py",
                           "kernels/merge.py", "kernels/params.py", "kernels/episode.py", "kernels/search.py",
-                          "kernels/codegen.py", "solve/kernels.py")
+                          "kernels/codegen.py", "games/keys.py")
 
 
 @functools.cache
@@ -522,10 +522,10 @@ td2048 sources compiled in: {_fingerprint()}
 import numpy as np
 
 from td2048.config import njit
+from td2048.games.keys import canon4, canon5
 from td2048.kernels.merge import CHUNK_SHIFT, DIRTY_SHIFT, NO_TRACKING, prefetch_far, prefetch_read
 from td2048.kernels.params import {", ".join(POSITIONS)}
 from td2048.rng import below, uniform
-from td2048.solve.kernels import canon4, canon5
 {_WIDE_BOARD if wide else _NARROW_BOARD}
 
 U8 = np.uint8
