@@ -17,17 +17,21 @@ from td2048.games.shape import FULL, BoardShape
 from td2048.games.wide import wide_vertical_offset
 from td2048.kernels.params import POSITIONS
 from td2048.kernels.records import RECORD
+from td2048.kernels.templates import TEMPLATE_MARKER
 from td2048.spec import NetworkSpec, tuple_runs
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 _EPISODE_SOURCE = _PACKAGE / "kernels" / "episode.py"
 _SEARCH_SOURCE = _PACKAGE / "kernels" / "search.py"
+_TEMPLATES = _PACKAGE / "kernels" / "templates"
 # Numba compiles what these modules define into the generated kernels (inlined functions,
 # global constants), and its cache only checks the generated file itself: so the generated
 # source carries a fingerprint of them, and any change to them gives a new module.
 _COMPILED_INTO_KERNELS = ("config.py", "rng.py", "games/bitboard.py", "games/game2048.py", "games/wide.py",
                           "kernels/merge.py", "kernels/params.py", "kernels/episode.py", "kernels/search.py",
-                          "kernels/codegen.py", "games/keys.py")
+                          "kernels/codegen.py", "games/keys.py", "kernels/templates/narrow_board.py",
+                          "kernels/templates/wide_board.py", "kernels/templates/no_expectation.py",
+                          "kernels/templates/downgrade.py")
 
 
 @functools.cache
@@ -51,6 +55,24 @@ _SEARCH_MARKER = "# ---- search kernels (shared by every network) ----"
 # the symmetric boards, in the order of td2048.games.bitboard.symmetric_boards
 _SYMMETRY_EXPRESSIONS = ("b", "transpose(f)", "mf", "transpose(m)", "m", "f", "transpose(b)", "transpose(mf)")
 _RECTANGLE_EXPRESSIONS = ("b", "mf", "m", "f")  # identity, half turn, mirror, flip
+
+
+def template_text(name: str) -> str:
+    """The text that a template of :mod:`td2048.kernels.templates` gives the generated module.
+
+    Parameters
+    ----------
+    name : str
+        The template's module name: ``narrow_board``, ``wide_board``, ``no_expectation`` or ``downgrade``.
+
+    Returns
+    -------
+    str
+        The template's lines after its marker line, without the file's last newline.
+    """
+    text = (_TEMPLATES / f"{name}.py").read_text()
+    start = text.index("\n", text.index(TEMPLATE_MARKER)) + 1
+    return text[start:].rstrip("\n")
 
 
 def symmetry_expressions(board: BoardShape) -> tuple[str, ...]:
@@ -113,139 +135,6 @@ def index_code(spec: NetworkSpec, wide: bool) -> tuple[list[str], list[str]]:
         terms = [f"k{c}" if i == 0 else f"k{c} * U64({spec.values_per_cell ** i})" for i, c in enumerate(cells)]
         indices.append(f"U64({offset}) + " + " + ".join(terms) if offset else " + ".join(terms))
     return lines, indices
-
-
-_NARROW_BOARD = """from td2048.games.bitboard import U64, empty_mask, flip, max_code, mirror, transpose
-from td2048.games.game2048 import P_FOUR as P_SECOND_TILE
-from td2048.games.game2048 import move, new_game, spawn_tile
-
-EMPTY_BOARD = U64(0)
-
-
-@njit(inline='always')
-def needs_wide(b):
-    # two or more 32768 tiles: a merge that 4-bit cells cannot hold may come (hand off to 5-bit cells)
-    m = b & (b >> U64(1)) & (b >> U64(2)) & (b >> U64(3)) & U64(0x1111111111111111)
-    return (m & (m - U64(1))) != U64(0)
-
-
-@njit(inline='always')
-def board_low(b):
-    return b
-
-
-@njit(inline='always')
-def store_board(path, i, b):
-    path[i, 0] = b
-
-
-@njit(inline='always')
-def load_board(path, i):
-    return path[i, 0]
-
-
-@njit(inline='always')
-def board_words(b):
-    return b, U64(0)
-
-
-@njit(inline='always')
-def place_tile(b, cell, code):
-    return b | (U64(code) << U64(4 * cell))
-
-
-@njit(inline='always')
-def cell_code(b, cell):
-    return np.int64((b >> U64(4 * cell)) & U64(0xf))
-
-
-@njit(inline='always')
-def with_codes(b, codes):
-    out = U64(0)
-    for c in range(16):
-        out |= U64(codes[c]) << U64(4 * c)
-    return out
-
-
-@njit(inline='always')
-def cells_down(b, n):
-    # every cell n places toward cell 0 (a symmetric board of a smaller shape, back in the corner)
-    return b >> U64(4 * n)"""
-
-_WIDE_BOARD = """from td2048.games.bitboard import U64
-from td2048.games.wide import P_TWO as P_SECOND_TILE
-from td2048.games.wide import wide_empty_mask as empty_mask
-from td2048.games.wide import wide_flip as flip
-from td2048.games.wide import wide_max_code as max_code
-from td2048.games.wide import wide_mirror as mirror
-from td2048.games.wide import wide_move as move
-from td2048.games.wide import wide_new_game as new_game
-from td2048.games.wide import wide_spawn_tile as spawn_tile
-from td2048.games.wide import wide_transpose as transpose
-
-EMPTY_BOARD = (U64(0), U64(0))
-
-
-@njit(inline='always')
-def needs_wide(b):
-    return False
-
-
-@njit(inline='always')
-def board_low(b):
-    return b[0]
-
-
-@njit(inline='always')
-def store_board(path, i, b):
-    path[i, 0] = b[0]
-    path[i, 1] = b[1]
-
-
-@njit(inline='always')
-def load_board(path, i):
-    return (path[i, 0], path[i, 1])
-
-
-@njit(inline='always')
-def board_words(b):
-    return b[0], b[1]
-
-
-@njit(inline='always')
-def place_tile(b, cell, code):
-    return (b[0] | (U64(code) << U64(4 * cell)), b[1])
-
-
-@njit(inline='always')
-def cell_code(b, cell):
-    return np.int64(((b[0] >> U64(4 * cell)) & U64(0xf)) | (((b[1] >> U64(cell)) & U64(1)) << U64(4)))
-
-
-@njit(inline='always')
-def with_codes(b, codes):
-    lo = U64(0)
-    hi = U64(0)
-    for c in range(16):
-        lo |= (U64(codes[c]) & U64(0xf)) << U64(4 * c)
-        hi |= (U64(codes[c]) >> U64(4)) << U64(c)
-    return (lo, hi)
-
-
-@njit(inline='always')
-def cells_down(b, n):
-    # every cell n places toward cell 0 (a symmetric board of a smaller shape, back in the corner)
-    return (b[0] >> U64(4 * n), b[1] >> U64(n))"""
-
-
-_NO_EXPECTATION = """@njit(inline='always')
-def expected_value_of(w, b, x, r):
-    return 0.0  # afterstate networks never take an expectation
-
-
-@njit
-def expected_value(w, b):
-    return 0.0"""
 
 
 def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = False, records: bool = False) -> str:
@@ -452,39 +341,12 @@ def enter_stage(w, dirty, b):
 {mark}"""
 
 
-_DOWNGRADE = """@njit
-def downgraded(b, top):
-    \"\"\"b with its highest gaps closed while it holds a code >= top (Guei et al.'s tile downgrading).
-
-    A gap is a code missing from b below its largest one; every tile above the highest gap
-    drops one code (2048 ... 8192 16384 65536 -> 2048 ... 8192 16384 32768), which keeps
-    the order and adjacency of the tiles, so the same moves are legal and merge the same
-    tiles. Stops when no gap is left.\"\"\"
-    codes = np.empty(16, np.int64)
-    for c in range(16):
-        codes[c] = cell_code(b, c)
-    while True:
-        present = 0
-        largest = 0
-        for c in range(16):
-            present |= 1 << codes[c]
-            largest = max(largest, codes[c])
-        if largest < top:
-            break
-        gap = largest - 1
-        while gap >= 1 and (present >> gap) & 1:
-            gap -= 1
-        if gap < 1:
-            break
-        for c in range(16):
-            if codes[c] > gap:
-                codes[c] -= 1
-    return with_codes(b, codes)"""
-
-
 def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False, state_values: bool = False,
                     tc: bool = False, records: bool = False, expected: bool = False) -> str:
-    """Complete module source: network-specific header, then the shared episode kernels.
+    """Complete module source: network-specific header, then the shared episode and search kernels.
+
+    The header's fixed parts (the board's helpers, ``downgraded``, the expectation functions of
+    afterstate networks) are the templates' text (:mod:`td2048.kernels.templates`).
 
     ``wide``: boards of 5-bit cells (:mod:`td2048.games.wide`), else one 64-bit word.
     ``tracked`` kernels also flag the weight regions they change, for merging the copies of
@@ -526,7 +388,7 @@ from td2048.games.keys import canon4, canon5
 from td2048.kernels.merge import CHUNK_SHIFT, DIRTY_SHIFT, NO_TRACKING, prefetch_far, prefetch_read
 from td2048.kernels.params import {", ".join(POSITIONS)}
 from td2048.rng import below, uniform
-{_WIDE_BOARD if wide else _NARROW_BOARD}
+{template_text("wide_board" if wide else "narrow_board")}
 
 U8 = np.uint8
 N_TUPLES = {len(spec.tuples)}
@@ -587,13 +449,13 @@ def td_update(w, dirty, b, target, alpha_split):
     return update_row(w, dirty, x, r, target, alpha_split)
 
 
-{_expectation_function(spec, records) if state_values else _NO_EXPECTATION}
+{_expectation_function(spec, records) if state_values else template_text("no_expectation")}
 
 
 {_canonical_function(spec)}
 
 
-{_DOWNGRADE}
+{template_text("downgrade")}
 
 
 '''
