@@ -27,7 +27,7 @@ from td2048.network import Network, aligned_zeros, parse_network
 def _train_for(player: Learner, seconds: float) -> None:
     elapsed = 0.0
     while elapsed < seconds:
-        elapsed += player.run(200, "backward", 0.1).seconds
+        elapsed += player.run(200, 0.1).seconds
 
 
 def main():

@@ -33,6 +33,7 @@ from td2048.kernels.exchange import merged_value
 from td2048.learn import Learner
 from td2048.network import Network, aligned_zeros, fresh_accumulators
 from td2048.rng import thread_rng_states
+from td2048.settings import LearningOptions
 from td2048.spec import parse_network
 
 RULES = {"coherence": 0, "largest": 1, "sum": 2, "mean": 3, "summed": 4}
@@ -101,7 +102,7 @@ def main() -> int:
     start = time.perf_counter()
     while len(scores) < args.episodes:
         for learner in learners:
-            block = learner.run(args.every, mode="forward", alpha=1.0, tc=True, first_episode=len(scores))
+            block = learner.run(args.every, 1.0, LearningOptions(update="forward"), first_episode=len(scores), tc=True)
             scores.extend(block.scores.tolist())
         if args.copies > 1:
             merge_copies(weights, accumulators, base, accumulator_base, RULES[args.rule])

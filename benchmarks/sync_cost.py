@@ -23,13 +23,14 @@ import numpy as np
 from td2048 import Network, parse_network
 from td2048.kernels.exchange import apply_changes, changed_indices, gather_changes, merge_changes
 from td2048.learn import Learner
+from td2048.settings import LearningOptions
 
 
 def learn_moves(learner: Learner, moves: float, first: int) -> int:
     """Learn by TC until at least ``moves`` moves are made; returns the episodes played."""
     made, played = 0, 0
     while made < moves:
-        block = learner.run(50, "forward", 1.0, first_episode=first + played, tc=True)
+        block = learner.run(50, 1.0, LearningOptions(update="forward"), first_episode=first + played, tc=True)
         made += int(block.moves.sum())
         played += 50
     return played
@@ -54,7 +55,7 @@ def main() -> int:
         done = 0
         for stage in args.stages:
             while done < stage:
-                learner.run(min(1000, stage - done), "forward", 1.0, first_episode=done, tc=True)
+                learner.run(min(1000, stage - done), 1.0, LearningOptions(update="forward"), done, tc=True)
                 done = min(stage, done + 1000)
             base, acc_base = net.weights.copy(), net.accumulators.copy()
             for moves in args.moves:

@@ -32,7 +32,7 @@ def test_one_32768_tile_stays_on_4_bit_cells():
 def test_learning_goes_on_through_the_handoff():
     net = Network(parse_network("2x4"))
     learner = Learner(net, seed=2)
-    score, moves, largest = learner.learn_from(TWO_32768, "backward", 0.1)
+    score, moves, largest = learner.learn_from(TWO_32768, 0.1)
     assert largest >= 16 and net.weights.any()
     # afterstates from before the hand-off (4-bit) and after it (5-bit) were all updated
     assert np.count_nonzero(net.weights) > 16 * moves // 4

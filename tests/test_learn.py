@@ -12,6 +12,7 @@ from td2048.learn import Learner, TrainSettings, train
 from td2048.network import Network, parse_network
 from td2048.play import Agent
 from td2048.rng import below, uniform
+from td2048.settings import LearningOptions
 
 # The suite's 2048 network, the CLI tests' preset too: each distinct network compiles its kernels for
 # seconds on a fresh machine, so the files share this one (tuples of several runs of cells are
@@ -126,9 +127,9 @@ class ReferenceLearner:
 def test_compiled_episodes_equal_the_reference_bit_for_bit(mode, lam, nstep):
     net = Network(parse_network(SMALL))
     learner = Learner(net, seed=11)
-    learner.run(20, mode, 0.1)  # start from weights that are no longer all zero
+    learner.run(20, 0.1, LearningOptions(update=mode))  # start from weights that are no longer all zero
     reference = ReferenceLearner(net, learner.rng_state, alpha=0.1)
-    block = learner.run(3, mode, 0.1, lam=lam, nstep=nstep)
+    block = learner.run(3, 0.1, LearningOptions(update=mode, lam=lam, nstep=nstep))
     for e in range(3):
         score, moves = reference.episode(mode, lam, nstep)
         assert (score, moves) == (block.scores[e], block.moves[e])
@@ -164,7 +165,7 @@ def test_small_network_learns(update):
 def test_playing_does_not_change_weights():
     net = Network(parse_network(SMALL))
     learner = Learner(net, seed=3)
-    learner.run(30, "backward", 0.1)
+    learner.run(30, 0.1)
     before = net.weights.copy()
     block = Agent(net, seed=3).play(10)
     assert np.array_equal(before, net.weights)
@@ -175,10 +176,10 @@ def test_lambda_0_and_one_step_are_td0_bit_for_bit():
     weights = []
     for lam, nstep in ((0.0, 0), (0.0, 1)):
         net = Network(parse_network(SMALL))
-        Learner(net, seed=4).run(40, "backward", 0.1, lam=lam, nstep=nstep)
+        Learner(net, seed=4).run(40, 0.1, LearningOptions(lam=lam, nstep=nstep))
         weights.append(net.weights)
     plain = Network(parse_network(SMALL))
-    Learner(plain, seed=4).run(40, "backward", 0.1)
+    Learner(plain, seed=4).run(40, 0.1)
     assert np.array_equal(weights[0], plain.weights) and np.array_equal(weights[1], plain.weights)
 
 
@@ -206,9 +207,9 @@ def test_backward_targets_on_a_hand_worked_episode(lam, nstep, expected):
 def test_exploration_equals_the_reference_bit_for_bit(mode, lam, nstep):
     net = Network(parse_network(SMALL))
     learner = Learner(net, seed=13)
-    learner.run(20, mode, 0.1)
+    learner.run(20, 0.1, LearningOptions(update=mode))
     reference = ReferenceLearner(net, learner.rng_state, alpha=0.1)
-    block = learner.run(3, mode, 0.1, lam=lam, nstep=nstep, explore="const:0.3")
+    block = learner.run(3, 0.1, LearningOptions(update=mode, lam=lam, nstep=nstep, explore="const:0.3"))
     for e in range(3):
         assert reference.episode(mode, lam, nstep, epsilon=0.3) == (block.scores[e], block.moves[e])
     np.testing.assert_array_equal(reference.w, net.weights)
@@ -218,7 +219,7 @@ def test_no_exploration_draws_nothing():
     nets = []
     for explore in ("none", "const:0", "exp:1:0.5:0.001"):
         net = Network(parse_network(SMALL))
-        Learner(net, seed=4).run(30, "backward", 0.1, explore=explore, first_episode=5)
+        Learner(net, seed=4).run(30, 0.1, LearningOptions(explore=explore), first_episode=5)
         nets.append(net.weights)
     assert np.array_equal(nets[0], nets[1]) and np.array_equal(nets[0], nets[2])
 
@@ -244,8 +245,8 @@ def test_the_4x6_network_learns_as_the_reference_with_far_prefetches():
     assert "prefetch_far(w" in generate_source(spec) and "prefetch_far(w" not in generate_source(parse_network(SMALL))
     net = Network(spec)
     learner = Learner(net, seed=5)
-    learner.run(2, "backward", 0.1)  # weights no longer all zero
+    learner.run(2, 0.1)  # weights no longer all zero
     reference = ReferenceLearner(net, learner.rng_state, alpha=0.1)
-    block = learner.run(1, "backward", 0.1)
+    block = learner.run(1, 0.1)
     assert reference.episode("backward") == (block.scores[0], block.moves[0])
     np.testing.assert_array_equal(reference.w, net.weights)

@@ -36,7 +36,7 @@ def test_threads_on_copies_learn_and_weights_are_merged():
     assert stats[-1].avg > 1.5 * stats[0].avg
     learner = Learner(net, seed=2, threads=2, merge_seconds=0.25)
     before = net.weights.copy()
-    learner.run(200, "backward", 0.1)
+    learner.run(200, 0.1)
     learner.merge()
     assert not np.array_equal(before, net.weights)
     assert np.array_equal(learner._copies[0], net.weights) and np.array_equal(learner._copies[1], net.weights)
@@ -45,7 +45,7 @@ def test_threads_on_copies_learn_and_weights_are_merged():
 def test_tracked_kernels_learn_like_plain_ones():
     """One thread on the tracked kernels gives the same weights as the plain kernels."""
     plain = Network(parse_network("2x4"))
-    Learner(plain, seed=5).run(50, "backward", 0.1)
+    Learner(plain, seed=5).run(50, 0.1)
     tracked_net = Network(parse_network("2x4"))
     learner = Learner(tracked_net, seed=5, threads=1)
     from td2048.games.game2048 import row_table
@@ -84,9 +84,9 @@ def test_threads_merge_within_a_block():
     """With merges due all the time, the threads stop together to merge many times in one block."""
     net = Network(parse_network("2x4"))
     learner = Learner(net, seed=3, threads=2, merge_seconds=0.0)
-    learner.run(300, "backward", 0.1)
+    learner.run(300, 0.1)
     assert net.weights.any()  # merged during the block: nothing was merged after it
-    block = learner.run(300, "backward", 0.1)
+    block = learner.run(300, 0.1)
     assert (block.moves > 0).all() and (block.scores > 0).all()
 
 
@@ -183,7 +183,7 @@ def test_weights_start_on_a_cache_line(tmp_path):
 
     net = Network(parse_network("2x4"))
     learner = Learner(net, seed=1, threads=2, merge_seconds=0.25)
-    learner.run(20, "backward", 0.1)
+    learner.run(20, 0.1)
     assert net.weights.ctypes.data % 64 == 0
     assert learner._copies.ctypes.data % 64 == 0
     save_model(tmp_path / "m.td2048", net)

@@ -20,6 +20,7 @@ from td2048.kernels.records import RECORD, pack_records, unpack_records
 from td2048.learn import Learner, TrainSettings, train
 from td2048.network import TC_START_EVIDENCE, Network, aligned_zeros, parse_network, parse_stages
 from td2048.run import TrainingRun
+from td2048.settings import LearningOptions
 
 TINY = np.finfo(np.float32).tiny
 # The staged network of every episode test and the CLI test: each stage rule compiles a module of its
@@ -108,12 +109,13 @@ def test_tc_on_records_and_on_the_networks_own_arrays_learns_the_same_bit_for_bi
     for records, limit in ((True, DEFAULT_MEMORY_LIMIT), (False, DEFAULT_MEMORY_LIMIT), (True, 1)):
         net = Network(parse_network(SMALL, stages=parse_stages(STAGES)))
         learner = Learner(net, seed=5, memory_limit=limit, tc_records=records)
-        learner.run(10, mode, 0.1)
-        blocks = [learner.run(20, mode, 1.0, tc=True) for _ in range(2)]
+        learner.run(10, 0.1, LearningOptions(update=mode))
+        blocks = [learner.run(20, 1.0, LearningOptions(update=mode), tc=True) for _ in range(2)]
         assert (learner._records is not None) == (records and limit == DEFAULT_MEMORY_LIMIT)
         learner.merge()
         learned = net.weights.copy(), net.accumulators.copy()
-        blocks.append(learner.run(5, mode, 0.1))  # TD again: on what TC learned, in the network's arrays
+        # TD again: on what TC learned, in the network's arrays
+        blocks.append(learner.run(5, 0.1, LearningOptions(update=mode)))
         assert learner._records is None
         runs.append((blocks, learned, net.weights.copy()))
     (blocks, learned, after), *others = runs
@@ -178,11 +180,11 @@ def test_tc_episodes_equal_the_reference_bit_for_bit(mode):
     its stage 0 is the plain network."""
     net = Network(parse_network(SMALL, stages=parse_stages(STAGES)))
     learner = Learner(net, seed=21)
-    learner.run(10, mode, 0.1)  # TD first (OTD then TC starts TC on trained weights)
-    learner.run(10, mode, 1.0, tc=True)  # accumulators no longer fresh
+    learner.run(10, 0.1, LearningOptions(update=mode))  # TD first (OTD then TC starts TC on trained weights)
+    learner.run(10, 1.0, LearningOptions(update=mode), tc=True)  # accumulators no longer fresh
     learner.merge()  # TC learns on records: into the network's arrays, where the reference starts
     reference = StagedTCReference(net, learner.rng_state, 1.0)
-    block = learner.run(3, mode, 1.0, tc=True)
+    block = learner.run(3, 1.0, LearningOptions(update=mode), tc=True)
     for e in range(3):
         assert reference.episode(mode) == (block.scores[e], block.moves[e])
     learner.merge()  # TC learned on records: into the network's arrays
@@ -198,7 +200,7 @@ def test_optimistic_start_values_every_board_at_v():
         assert net.value(board) == 240000
     learner = Learner(net, seed=3)  # then plain TD from there, as the reference does it
     reference = ReferenceLearner(net, learner.rng_state, alpha=0.1)
-    block = learner.run(2, "backward", 0.1)
+    block = learner.run(2, 0.1)
     assert [reference.episode("backward") for _ in range(2)] == list(zip(block.scores, block.moves))
     np.testing.assert_array_equal(reference.w, net.weights)
 
@@ -233,9 +235,9 @@ def test_multistage_episodes_equal_the_reference_bit_for_bit(mode, promote):
     spec = parse_network(SMALL, stages=parse_stages(STAGES))
     net = Network(spec)
     learner = Learner(net, seed=5)
-    learner.run(3, mode, 0.1, promote=promote)
+    learner.run(3, 0.1, LearningOptions(update=mode, promote=promote))
     reference = StagedReference(net, learner.rng_state, 0.1, promote)
-    block = learner.run(6, mode, 0.1, promote=promote)
+    block = learner.run(6, 0.1, LearningOptions(update=mode, promote=promote))
     assert max(block.max_codes) >= 6  # the episodes reach stage 1
     for e in range(6):
         assert reference.episode(mode) == (block.scores[e], block.moves[e])
@@ -246,19 +248,19 @@ def test_multistage_episodes_equal_the_reference_bit_for_bit(mode, promote):
 def test_restarts_keep_first_boards_and_start_from_them():
     net = Network(parse_network(SMALL))
     learner = Learner(net, seed=9)
-    block = learner.run(400, "backward", 0.1, restarts=0.5, restart_code=6)
+    block = learner.run(400, 0.1, LearningOptions(restarts=0.5, restart_code=6))
     held, kept = learner._pool_states[0, :2]
     pool = learner._pools[0, :held, 0]
     assert 0 < held == kept <= 400 - block.restarted.sum()
     assert all(max_code(np.uint64(b)) == 6 for b in pool)  # each game's first board with a 64
     assert 100 < block.restarted.sum() < 300
     again = Network(parse_network(SMALL))
-    same = Learner(again, seed=9).run(400, "backward", 0.1, restarts=0.5, restart_code=6)
+    same = Learner(again, seed=9).run(400, 0.1, LearningOptions(restarts=0.5, restart_code=6))
     assert np.array_equal(again.weights, net.weights) and np.array_equal(same.restarted, block.restarted)
     plain = Network(parse_network(SMALL))
-    Learner(plain, seed=9).run(50, "backward", 0.1)
+    Learner(plain, seed=9).run(50, 0.1)
     without = Network(parse_network(SMALL))
-    Learner(without, seed=9).run(50, "backward", 0.1, restarts=0.0, restart_code=6)
+    Learner(without, seed=9).run(50, 0.1, LearningOptions(restarts=0.0, restart_code=6))
     assert np.array_equal(plain.weights, without.weights)  # no restarts: no random draws for them
 
 
@@ -337,10 +339,10 @@ def test_tc_on_eight_threads_learns_on_the_shared_table_after_td_on_copies():
     net = Network(parse_network(SMALL, stages=parse_stages(STAGES)))
     net.fill_optimistic(20000)
     learner = Learner(net, seed=4, threads=8, merge_seconds=0.01)
-    first = learner.run(400, "forward", 0.1, promote=True)
+    first = learner.run(400, 0.1, LearningOptions(update="forward", promote=True))
     assert learner._copies is not None and net.accumulators is None
     before = net.weights.copy()
-    blocks = [learner.run(400, "forward", 1.0, tc=True) for _ in range(3)]
+    blocks = [learner.run(400, 1.0, LearningOptions(update="forward"), tc=True) for _ in range(3)]
     assert learner._copies is None  # merged at the switch, then dropped
     learner.merge()  # TC's records, into the network's arrays
     assert not np.array_equal(before, net.weights) and np.isfinite(net.weights).all()
@@ -358,11 +360,11 @@ def test_otd_then_tc_on_eight_threads_all_on_the_shared_table():
     net.fill_optimistic(20000)
     learner = Learner(net, seed=4, threads=8)
     start = net.weights.copy()
-    first = learner.run(400, "backward", 0.1)
+    first = learner.run(400, 0.1)
     assert learner._copies is None and not np.array_equal(start, net.weights)
     learner.merge()  # nothing to merge
     td = net.weights.copy()
-    blocks = [learner.run(400, "backward", 1.0, tc=True, tc_start_rate=0.1) for _ in range(3)]
+    blocks = [learner.run(400, 1.0, LearningOptions(tc_start_rate=0.1), tc=True) for _ in range(3)]
     learner.merge()
     assert learner._copies is None and not np.array_equal(td, net.weights) and np.isfinite(net.weights).all()
     assert (net.accumulators[1::2] >= TC_START_EVIDENCE).all()
@@ -372,7 +374,7 @@ def test_otd_then_tc_on_eight_threads_all_on_the_shared_table():
 def test_restart_rings_saved_by_other_threads_are_dealt_out():
     net = Network(parse_network(SMALL))
     eight = Learner(net, seed=1, threads=8)
-    eight.run(200, "backward", 0.1, restarts=0.3, restart_code=5)
+    eight.run(200, 0.1, LearningOptions(restarts=0.3, restart_code=5))
     pools = eight.restart_pools()
     boards = sorted(row[0] for pool in pools for row in pool["boards"])
     assert len(pools) == 8 and boards

@@ -21,6 +21,7 @@ from td2048.kernels.merge import CHUNK_SHIFT, dirty_size, merge_regions
 from td2048.learn import Learner
 from td2048.network import TC_START_EVIDENCE, Network, fresh_accumulators
 from td2048.rng import thread_rng_states
+from td2048.settings import LearningOptions
 from td2048.spec import parse_network, parse_stages
 
 EMPTY = np.zeros(0, np.float32)
@@ -114,11 +115,11 @@ def test_tracked_tc_kernels_flag_every_weight_they_change(network, stages, threa
     learner = Learner(net, seed=1, threads=threads)
     flags = learner.track_changes()  # first, as a worker does (the flagged kernels from the first block)
     assert learner.unflagged  # made now: what came before is not flagged
-    learner.run(300, mode="forward", alpha=1.0, tc=True)
+    learner.run(300, 1.0, LearningOptions(update="forward"), tc=True)
     flags[:] = 0
     learner.unflagged = False
     base, acc_base = net.weights.copy(), net.accumulators.copy()
-    learner.run(200, mode="forward", alpha=1.0, tc=True)
+    learner.run(200, 1.0, LearningOptions(update="forward"), tc=True)
     assert not learner.unflagged
     everything = changed_indices(net.weights, base, net.accumulators, acc_base)
     assert len(everything) > 0
@@ -128,7 +129,8 @@ def test_tracked_tc_kernels_flag_every_weight_they_change(network, stages, threa
     copies = Learner(net, seed=2, threads=2, merge_seconds=0.25)
     copies.track_changes()
     copies.unflagged = False
-    copies.run(5, mode="forward", alpha=0.1)  # TD on copies: unflagged changes, so the next sync reads everything
+    # TD on copies: unflagged changes, so the next sync reads everything
+    copies.run(5, 0.1, LearningOptions(update="forward"))
     assert copies.unflagged
 
 
@@ -142,11 +144,11 @@ def test_td_on_one_table_flags_every_weight_it_changes(network, stages, threads,
     net.fill_optimistic(20000)
     learner = Learner(net, seed=1, threads=threads)
     flags = learner.track_changes()  # first, as a worker does (the flagged kernels from the first block)
-    learner.run(300, mode="backward", alpha=0.1)
+    learner.run(300, 0.1)
     flags[:] = 0
     learner.unflagged = False
     base = net.weights.copy()
-    learner.run(200, mode="backward", alpha=0.1)
+    learner.run(200, 0.1)
     assert not learner.unflagged and flags.any() and not learner._regions.any()
     everything = changed_indices(net.weights, base, NO_ACCUMULATORS, NO_ACCUMULATORS)
     assert len(everything) > 0
@@ -166,14 +168,14 @@ def test_a_worker_that_learned_during_a_sync_keeps_what_it_learned(tc, start_rat
     worker_spec = WorkerSpec(spec, "2048", 4, "afterstate", 1, 0.25, 1 << 30, start_rate)
     workers = [TrainWorker(worker_spec, start, acc, thread_rng_states(k, 1)) for k in range(2)]
     bounds = np.array([0, spec.n_weights // 2, spec.n_weights])
-    options = dict(mode="forward", alpha=1.0 if tc else 0.1, tc=tc, tc_start_rate=start_rate)
+    alpha, options = 1.0 if tc else 0.1, LearningOptions(update="forward", tc_start_rate=start_rate)
     for worker in workers:
-        worker.learner.run(30, **options)
+        worker.learner.run(30, alpha, options, tc=tc)
     lists = [worker.list_changes(bounds) for worker in workers]
     if tc:
         assert np.array_equal(workers[0].accumulator_base, fresh_accumulators(spec.n_weights, start_rate))
     listed = workers[0].network.weights.copy()
-    workers[0].learner.run(10, **options)  # learning on during the sync
+    workers[0].learner.run(10, alpha, options, tc=tc)  # learning on during the sync
     since = workers[0].network.weights - listed
     acc_base = workers[0].accumulator_base if tc else np.zeros(0, np.float32)
     merged = [merge_parts([lists[k][j] for k in range(2)], workers[0].base, acc_base) for j in range(2)]

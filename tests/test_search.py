@@ -146,6 +146,7 @@ def test_games_with_and_without_the_table_are_the_same():
 
 def test_depth_1_plays_the_greedy_games():
     from td2048.learn import Learner
+    from td2048.settings import LearningOptions
 
     net = random_weights(Network(parse_network(SMALL)), 6)
     greedy = Agent(net, seed=9).play(30)
@@ -154,7 +155,7 @@ def test_depth_1_plays_the_greedy_games():
     scores, moves = [], []
     for state in game_rng_states(9, 0, 30):
         learner.rng_state[:] = state
-        block = learner.run(1, "forward", alpha=1e-300)
+        block = learner.run(1, 1e-300, LearningOptions(update="forward"))
         scores.append(int(block.scores[0]))
         moves.append(int(block.moves[0]))
     assert greedy.moves == sum(moves) and greedy.avg == np.mean(scores)

@@ -15,6 +15,7 @@ from td2048.kernels.params import learning_params
 from td2048.learn import Learner
 from td2048.network import Network, parse_network
 from td2048.rng import uniform
+from td2048.settings import LearningOptions
 
 
 def naive_expectation(net: Network, codes: list[int]) -> float:
@@ -140,9 +141,9 @@ class StateReference(ReferenceLearner):
 def test_compiled_state_episodes_equal_the_reference_bit_for_bit(mode, lam, nstep, explore):
     net = Network(parse_network(SMALL), method="state")
     learner = Learner(net, seed=21)
-    learner.run(10, mode, 0.1)  # weights no longer all zero
+    learner.run(10, 0.1, LearningOptions(update=mode))  # weights no longer all zero
     reference = StateReference(net, learner.rng_state, alpha=0.1)
-    block = learner.run(3, mode, 0.1, lam=lam, nstep=nstep, explore=explore)
+    block = learner.run(3, 0.1, LearningOptions(update=mode, lam=lam, nstep=nstep, explore=explore))
     epsilon = 0.3 if explore != "none" else 0.0
     for e in range(3):
         assert reference.episode(mode, lam, nstep, epsilon) == (block.scores[e], block.moves[e])

@@ -68,7 +68,7 @@ def test_state_learning_goes_on_through_the_handoff():
     from test_handoff import TWO_32768
 
     net = Network(parse_network("2x4"), method="state")
-    score, moves, largest = Learner(net, seed=2).learn_from(TWO_32768, "backward", 0.1)
+    score, moves, largest = Learner(net, seed=2).learn_from(TWO_32768, 0.1)
     assert largest >= 16 and score >= 65536
     assert np.count_nonzero(net.weights) > 16 * moves // 4
 

@@ -3,26 +3,28 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import numpy as np
 
 from td2048.config import DEFAULT_BLOCK, DEFAULT_CLAMP_2584, DEFAULT_MEMORY_LIMIT, DEFAULT_TC_ALPHA
 from td2048.games.shape import BoardShape
 from td2048.io.model import load_model
-from td2048.learn import Learner
+from td2048.learn import DEFAULT_OPTIONS, EpisodeBlock, Learner
 from td2048.network import Network, parse_network
 from td2048.play import Agent
+from td2048.settings import LearningOptions
+from td2048.stats import BlockStats
 
 
-def _timed_blocks(player: Learner | Agent, seconds: float | None, episodes: int | None, mode: str, alpha: float,
-                  block: int, tc: bool = False, target: str = "sample") -> tuple[int, float]:
-    """Blocks of episodes until ``seconds`` have passed, or exactly ``episodes`` episodes: (moves, seconds).
-
-    ``mode`` "play": the agent plays them (no learning); else the learner learns from them."""
+def _timed_blocks(play: Callable[[int], EpisodeBlock | BlockStats], seconds: float | None, episodes: int | None,
+                  block: int) -> tuple[int, float]:
+    """Blocks of episodes, each played by ``play(n)`` (a learner's, or an agent's without learning), until
+    ``seconds`` have passed, or exactly ``episodes`` episodes: (moves, seconds)."""
     moves, elapsed, played = 0, 0.0, 0
     while (elapsed < seconds) if episodes is None else (played < episodes):
         n = block if episodes is None else min(block, episodes - played)
-        result = player.play(n) if mode == "play" else player.run(n, mode, alpha, tc=tc, target=target)
+        result = play(n)
         moves += int(np.sum(result.moves))
         elapsed += result.seconds
         played += n
@@ -30,11 +32,11 @@ def _timed_blocks(player: Learner | Agent, seconds: float | None, episodes: int 
 
 
 def benchmark(network: str = "4x6", seconds: float | None = 5.0, isomorphisms: int | None = None, seed: int = 0,
-              update: str = "backward", block: int = DEFAULT_BLOCK, memory_limit: int = DEFAULT_MEMORY_LIMIT,
-              weights: str | None = None, threads: int = 1, game: str = "2048", clamp: int | None = None,
-              cells: int | None = None, method: str = "afterstate", episodes: int | None = None,
-              tc: bool = False, merge_seconds: float | None = None, tc_records: bool = False,
-              board: str = "4x4", target: str = "sample") -> dict:
+              options: LearningOptions = DEFAULT_OPTIONS, block: int = DEFAULT_BLOCK,
+              memory_limit: int = DEFAULT_MEMORY_LIMIT, weights: str | None = None, threads: int = 1,
+              game: str = "2048", clamp: int | None = None, cells: int | None = None, method: str = "afterstate",
+              episodes: int | None = None, tc: bool = False, merge_seconds: float | None = None,
+              tc_records: bool = False, board: str = "4x4") -> dict:
     """Train for ``seconds``, then play (no updates) with the weights so trained for ``seconds``.
 
     With ``episodes``: train exactly that many episodes, then play as many: the same work as
@@ -50,8 +52,9 @@ def benchmark(network: str = "4x6", seconds: float | None = 5.0, isomorphisms: i
 
     ``tc``: train with temporal coherence (meta rate 1.0, the default of ``td2048 train --tc``), whose
     threads write the accumulators too; ``tc_records``: on records, each weight beside its accumulators
-    (``td2048 train --tc-records``). ``target``: ``"expected"`` trains by expected targets (``td2048 train
-    --target expected``).
+    (``td2048 train --tc-records``). ``options``: how training learns (:class:`td2048.settings.LearningOptions`:
+    ``update``, backward or forward; ``target="expected"`` trains by expected targets, as ``td2048 train
+    --target expected`` does).
     """
     loaded = None
     if weights is not None:
@@ -68,7 +71,7 @@ def benchmark(network: str = "4x6", seconds: float | None = 5.0, isomorphisms: i
     fresh = Network(spec, memory_limit=memory_limit, game=game, cell_bits=cells, method=method)
     warm = Learner(fresh, seed=seed, threads=threads, merge_seconds=merge_seconds, memory_limit=memory_limit,
                    tc_records=tc_records)
-    warm.run(threads, update, alpha, tc=tc, target=target)
+    warm.run(threads, alpha, options, tc=tc)
     Agent(fresh, seed=seed, threads=threads).play(threads)
     compile_s = time.perf_counter() - start
     del warm, fresh
@@ -78,13 +81,13 @@ def benchmark(network: str = "4x6", seconds: float | None = 5.0, isomorphisms: i
     player = Learner(net, seed=seed, threads=threads, merge_seconds=merge_seconds, memory_limit=memory_limit,
                      tc_records=tc_records)
     if tc:  # TC's accumulators (and records) are made before the clock starts, as the weights are
-        player.run(0, update, alpha, tc=True, target=target)
+        player.run(0, alpha, options, tc=True)
     alloc_s = time.perf_counter() - start
 
-    train_moves, train_s = _timed_blocks(player, seconds, episodes, update, alpha, block, tc, target)
+    train_moves, train_s = _timed_blocks(lambda n: player.run(n, alpha, options, tc=tc), seconds, episodes, block)
     player.merge()
     agent = Agent(net, seed=seed + 1, threads=threads)
-    test_moves, test_s = _timed_blocks(agent, seconds, episodes, "play", 0.0, block)
+    test_moves, test_s = _timed_blocks(agent.play, seconds, episodes, block)
     return {
         "game": game,
         "cells": 5 if net.wide else 4,
@@ -93,9 +96,9 @@ def benchmark(network: str = "4x6", seconds: float | None = 5.0, isomorphisms: i
         "clamp": spec.clamp,
         "weights": weights,
         "isomorphisms": spec.isomorphisms,
-        "update": update,
+        "update": options.update,
         "tc": tc,
-        "target": target,
+        "target": options.target,
         "method": method,
         "threads": threads,
         "merge_every": merge_seconds,

@@ -27,13 +27,7 @@ from td2048.kernels.params import FIRST_EPISODE, learning_params
 from td2048.kernels.records import RECORD, pack_records, unpack_records
 from td2048.network import Network, aligned_zeros
 from td2048.rng import thread_rng_rows, thread_rng_states
-from td2048.settings import (
-    TARGETS,
-    UPDATE_MODES,
-    TrainSettings,
-    alpha_at,
-    exploration,
-)
+from td2048.settings import LearningOptions, TrainSettings, alpha_at, exploration
 from td2048.stats import BlockStats
 from td2048.threads import run_threads
 
@@ -42,6 +36,7 @@ from td2048.threads import run_threads
 MAX_EPISODE_MOVES = 16 * 32768 // 2 + 16
 WIDE_MAX_EPISODE_MOVES = 1 << 20  # 2584 and wide boards: far longer than any game played (a safety valve)
 RESTART_POOL = 4096  # boards kept per thread for restarts (a ring: the newest replace the oldest)
+DEFAULT_OPTIONS = LearningOptions()  # TD(0), backward updates, no exploration
 
 
 @dataclass
@@ -239,12 +234,11 @@ class Learner:
         self._records_merged = False
         return self._records
 
-    def _params(self, alpha: float, lam: float, nstep: int, explore: str = "none", first: int = 0,
-                promote: bool = True, restarts: float = 0.0, restart_code: int = 0,
-                teacher_moves: float = 0.0, backup_all: bool = False) -> np.ndarray:
+    def _params(self, alpha: float, options: LearningOptions, first: int = 0) -> np.ndarray:
         """The kernels' parameter vector (see :mod:`td2048.kernels.params`): alpha split over the features."""
-        return learning_params(alpha / self.network.spec.n_features, lam, nstep, exploration(explore), first,
-                               promote, restarts, restart_code, teacher_moves, backup_all)
+        return learning_params(alpha / self.network.spec.n_features, options.lam, options.nstep,
+                               exploration(options.explore), first, options.promote, options.restarts,
+                               options.restart_code, options.teacher_moves, options.target == "expected-all")
 
     def _path(self, thread: int) -> tuple[np.ndarray, np.ndarray]:
         """A thread's episode path for the kernels: (boards, (reward, updated V) per move)."""
@@ -254,33 +248,41 @@ class Learner:
         """A thread's hand-off for the kernels: (board and last afterstate, score and moves)."""
         return self._handoff[thread], self._handoff_counts[thread]
 
-    def run(self, episodes: int, mode: str = "backward", alpha: float = 0.1, lam: float = 0.0,
-            nstep: int = 0, explore: str = "none", first_episode: int = 0, tc: bool = False,
-            promote: bool = True, restarts: float = 0.0, restart_code: int = 0,
-            tc_start_rate: float = 1.0, target: str = "sample", teacher=None,
-            teacher_moves: float = 0.5) -> EpisodeBlock:
-        """Learn from ``episodes`` episodes; ``mode`` is backward or forward.
+    def run(self, episodes: int, alpha: float, options: LearningOptions = DEFAULT_OPTIONS, first_episode: int = 0,
+            tc: bool = False, teacher=None) -> EpisodeBlock:
+        """Learn from ``episodes`` episodes, as ``options`` says (:class:`td2048.settings.LearningOptions`).
 
-        Backward updates use lambda-returns (``lam``; 0 is TD(0)) or, with ``nstep`` > 0, n-step returns.
-        Learning, moves explore by the schedule ``explore`` (see :func:`exploration`), whose episode
-        count starts at ``first_episode``. ``tc``: temporal coherence, ``alpha`` its meta rate (the
-        network's accumulators are made on the first TC block, each weight's rate at ``tc_start_rate``).
-        ``promote``: a multistage network's new stage starts from the previous stage's weights.
-        ``restarts``: that share of episodes starts from boards kept from earlier games, each game's
-        first board with a tile code >= ``restart_code``. ``target``: ``"sample"``, the next move's r + V, or
-        ``"expected"``, the mean over every new tile of the best move's r + V (see :data:`td2048.settings.TARGETS`);
-        ``"expected-all"``, the same for every legal move's afterstate of each position played.
-        ``teacher``: distillation (:func:`td2048.teacher.teacher_arrays`): each position played moves toward
-        perfect play's exact value instead, and a share ``teacher_moves`` of the episodes follows perfect play."""
-        if target not in TARGETS:
-            raise TD2048Error(f"a learner's target is one of {', '.join(TARGETS)}, not {target!r}")
-        expected = target in ("expected", "expected-all")
+        Parameters
+        ----------
+        episodes : int
+            Episodes to play and learn from.
+        alpha : float
+            The learning rate (split over the features); with ``tc``, TC's meta rate.
+        options : LearningOptions
+            The run's options: backward or forward updates, lambda- or n-step returns, the exploration schedule
+            (its episodes counted from ``first_episode``), promotion of a multistage network's new stage,
+            restarts, TC's first rate (the network's accumulators are made on the first TC block), the
+            target (``"sample"``, ``"expected"`` or ``"expected-all"``) and the teacher's share of moves.
+        first_episode : int
+            The block's first episode, in the run's count.
+        tc : bool
+            Temporal coherence: each weight's rate from its accumulators.
+        teacher : tuple or None
+            Distillation (:func:`td2048.teacher.teacher_arrays`): each position played moves toward perfect play's
+            exact value instead, and a share ``options.teacher_moves`` of the episodes follows perfect play.
+
+        Returns
+        -------
+        EpisodeBlock
+            Every episode's results, in order.
+        """
+        expected = options.target in ("expected", "expected-all")
         # TD on threads: on copies when merge_seconds is set, else (and always for TC) on the network's own weights
         copies = self.threads > 1 and not tc and self.merge_seconds is not None
         tracked_tc = tc and self.change_flags is not None
         tracked_td = not tc and not copies and self.change_flags is not None  # flags folded in as the block ends
         # made here, not by several threads
-        accumulators = self.network.start_accumulators(tc_start_rate) if tc else None
+        accumulators = self.network.start_accumulators(options.tc_start_rate) if tc else None
         if tc and self._copies is not None:  # TD then TC (OTD then TC): what the copies learned goes in first
             self.merge()
             self._copies = None
@@ -297,9 +299,8 @@ class Learner:
             self.unflagged = True
         if tracked_td and self._regions is None:
             self._regions = np.zeros((self.threads, dirty_size(self.network.weights.size)), np.uint8)
-        mode_code = self._mode_code(mode)
-        params = self._params(alpha, lam, nstep, explore, first_episode, promote, restarts, restart_code,
-                              teacher_moves, target == "expected-all")
+        mode_code = self._mode_code(options.update)
+        params = self._params(alpha, options, first_episode)
         scores = np.zeros(episodes, np.int64)
         max_codes = np.zeros(episodes, np.int64)
         moves = np.zeros(episodes, np.int64)
@@ -388,29 +389,22 @@ class Learner:
                                       mode_code, params, (path, path_steps), (start, counts))
         return int(counts[0]), int(counts[1]), int(largest)
 
-    def _mode_code(self, mode: str) -> int:
+    def _mode_code(self, update: str) -> int:
         kernels = self.network.kernels
-        if mode not in UPDATE_MODES:
-            raise TD2048Error(f"a learner's mode is one of {', '.join(UPDATE_MODES)}, not {mode!r} "
-                              "(to play without learning: td2048.play.Agent)")
-        return kernels.BACKWARD if mode == "backward" else kernels.FORWARD
+        return kernels.BACKWARD if update == "backward" else kernels.FORWARD
 
-    def learn_from(self, board, mode: str = "backward", alpha: float = 0.1, lam: float = 0.0,
-                   nstep: int = 0) -> tuple[int, int, int]:
+    def learn_from(self, board, alpha: float = 0.1, options: LearningOptions = DEFAULT_OPTIONS) -> tuple[int, int, int]:
         """Learn from one episode played on from a position, with the first thread's random state.
 
         Parameters
         ----------
         board : int or tuple of (int, int)
             The position: an int on 4-bit cells, (lo, hi) on 5-bit cells.
-        mode : str
-            ``"backward"`` or ``"forward"``.
         alpha : float
             The learning rate (split over the features).
-        lam : float
-            Lambda of the lambda-returns.
-        nstep : int
-            n of n-step returns; 0: lambda-returns.
+        options : LearningOptions
+            The update (backward or forward), the returns (lambda or n-step) and the episode's other options, as
+            :meth:`run` takes them (a position played on is neither a restart nor a teacher's game).
 
         Returns
         -------
@@ -419,8 +413,8 @@ class Learner:
         """
         self._leave_records()
         kernels = self.network.kernels
-        mode_code = self._mode_code(mode)
-        params = self._params(alpha, lam, nstep)
+        mode_code = self._mode_code(options.update)
+        params = self._params(alpha, options)
         self.unflagged = True
         self._handoff[0] = 0
         self._handoff[0, 0] = board if self.network.wide else [board]
@@ -603,7 +597,7 @@ def train_blocks(settings: TrainSettings, learner: Learner, done: int, teacher=N
         Each block's statistics as it ends.
     """
     tc_start = settings.tc_start()
-    restart_code = settings.restart_code()
+    options = settings.learning_options()
     if settings.teacher is not None:
         from td2048.solve import load_solution
         from td2048.teacher import teacher_arrays
@@ -616,10 +610,10 @@ def train_blocks(settings: TrainSettings, learner: Learner, done: int, teacher=N
         if tc_start is not None and done < tc_start:
             n = min(n, tc_start - done)  # a block ends where TC begins
         alpha = settings.tc_alpha if tc else alpha_at(settings.alpha_schedule, settings.alpha, done)
-        block = learner.run(n, settings.update, alpha, settings.lam, settings.nstep, settings.explore, done, tc=tc,
-                           promote=settings.promote, restarts=settings.restarts, restart_code=restart_code,
-                           tc_start_rate=settings.tc_start_rate, target=settings.target, teacher=teacher,
-                           teacher_moves=settings.teacher_moves)
+        if teacher is None:
+            block = learner.run(n, alpha, options, done, tc)
+        else:  # distillation: on this process's learner alone (TrainSettings.validate keeps --teacher off Ray)
+            block = learner.run(n, alpha, options, done, tc, teacher)
         done += n
         extra = {"alpha": alpha, **(block.info or {})}
         if tc:

@@ -48,6 +48,61 @@ def merge_off(value) -> bool:
     return isinstance(value, str) and value.strip().lower() == MERGE_OFF
 
 
+@dataclass(frozen=True)
+class LearningOptions:
+    """How a learner learns from every episode of a run: one value, made once and passed on unchanged.
+
+    :meth:`TrainSettings.learning_options` makes it from a run's settings; every runner takes it as it is:
+    :meth:`td2048.learn.Learner.run` (threads), :meth:`td2048.distributed.ray_train.RayLearner.run` and its
+    workers (Ray), :func:`td2048.bench.benchmark`. What changes from block to block (the learning rate, the
+    block's first episode, the TC phase) is an argument of each call, not an option. Each field is checked here,
+    as the value is made; which fields a run may combine is :meth:`TrainSettings.validate`'s to check.
+
+    Raises
+    ------
+    TD2048Error
+        When a field is out of range or malformed, in one line naming its option.
+    """
+
+    update: str = "backward"
+    """``"backward"``: the whole episode first, then updates from its last afterstate; ``"forward"``: online."""
+    lam: float = 0.0
+    """Lambda of the lambda-returns (backward updates): 0 is TD(0), 1 Monte Carlo."""
+    nstep: int = 0
+    """n of n-step returns instead (backward updates); 0: lambda-returns."""
+    explore: str = "none"
+    """Epsilon-greedy schedule (:func:`exploration`), its episodes counted from the run's first."""
+    promote: bool = True
+    """Multistage: a stage entered for the first time starts from the previous stage's weights."""
+    restarts: float = 0.0
+    """Share of episodes started from boards kept from earlier games, in [0, 1)."""
+    restart_code: int = 0
+    """Code of the tile whose first board each game keeps for restarts."""
+    tc_start_rate: float = 1.0
+    """Each weight's first TC rate, in (0, 1], where TC's accumulators are made."""
+    target: str = "sample"
+    """What an update moves V toward, one of :data:`TARGETS`."""
+    teacher_moves: float = 0.5
+    """Distillation: the share of episodes that follow perfect play's moves, in [0, 1]."""
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.lam, (int, float)) and 0.0 <= self.lam <= 1.0):
+            raise TD2048Error(f"--lambda must be in [0, 1], not {self.lam}")
+        if self.nstep < 0:
+            raise TD2048Error(f"--nstep must be at least 1, not {self.nstep}")
+        if self.target not in TARGETS:
+            raise TD2048Error(f"--target must be one of {', '.join(TARGETS)}, not {self.target!r}")
+        if not (isinstance(self.teacher_moves, (int, float)) and 0.0 <= self.teacher_moves <= 1.0):
+            raise TD2048Error(f"--teacher-moves must be a share of episodes in [0, 1], not {self.teacher_moves}")
+        exploration(self.explore)  # raises on a bad schedule
+        if self.update not in UPDATE_MODES:
+            raise TD2048Error(f"--update must be one of {', '.join(UPDATE_MODES)}, not {self.update!r}")
+        if not (isinstance(self.tc_start_rate, (int, float)) and 0 < self.tc_start_rate <= 1):
+            raise TD2048Error(f"--tc-start-rate must be a rate in (0, 1], not {self.tc_start_rate}")
+        if not (isinstance(self.restarts, (int, float)) and 0.0 <= self.restarts < 1.0):
+            raise TD2048Error(f"--restarts must be a share of episodes in [0, 1), not {self.restarts}")
+
+
 @dataclass
 class TrainSettings:
     """Everything that defines a training run (saved first in the run directory, checked by :meth:`validate`).
@@ -205,40 +260,9 @@ class TrainSettings:
         if not (isinstance(self.sync_every, (int, float)) and math.isfinite(self.sync_every) and self.sync_every > 0):
             raise TD2048Error(f"--sync-every must be a positive number of seconds, not {self.sync_every}")
         snapshot_interval(self.snapshot_every)  # raises on a bad interval
-        if not (isinstance(self.lam, (int, float)) and 0.0 <= self.lam <= 1.0):
-            raise TD2048Error(f"--lambda must be in [0, 1], not {self.lam}")
-        if self.nstep < 0:
-            raise TD2048Error(f"--nstep must be at least 1, not {self.nstep}")
-        if self.lam > 0 and self.nstep > 0:
-            raise TD2048Error("--lambda and --nstep are two kinds of return: give one of them")
-        if self.target not in TARGETS:
-            raise TD2048Error(f"--target must be one of {', '.join(TARGETS)}, not {self.target!r}")
-        if self.target == "expected-all" and self.update != "forward":
-            raise TD2048Error("--target expected-all backs up each position's moves as it is played: it needs "
-                              "--update forward")
-        if self.target != "sample" and (self.lam > 0 or self.nstep > 1):
-            raise TD2048Error(f"--target {self.target} looks one move ahead over every new tile: it takes no "
-                              "--lambda or --nstep")
-        if self.teacher is not None:
-            self.teacher = os.fspath(self.teacher)
-            if self.target != "sample" or self.lam > 0 or self.nstep > 1:
-                raise TD2048Error("--teacher gives every position its exact value: it takes no --target, --lambda "
-                                  "or --nstep")
-            if self.explore != "none" or self.restarts > 0:
-                raise TD2048Error("--teacher chooses the moves itself (--teacher-moves): it takes no --explore or "
-                                  "--restarts")
-            if self.workers:
-                raise TD2048Error("--teacher learns in this process: it takes no --ray")
-        if not (isinstance(self.teacher_moves, (int, float)) and 0.0 <= self.teacher_moves <= 1.0):
-            raise TD2048Error(f"--teacher-moves must be a share of episodes in [0, 1], not {self.teacher_moves}")
-        if (self.lam > 0 or self.nstep > 1) and self.update != "backward":
-            raise TD2048Error("--lambda and --nstep need --update backward (returns are computed at the episode's end)")
         alpha_at(self.alpha_schedule, self.alpha, 0)  # raises on a bad schedule
-        exploration(self.explore)
         if not (math.isfinite(self.alpha) and self.alpha > 0):
             raise TD2048Error(f"--alpha must be a positive number, not {self.alpha}")
-        if self.update not in UPDATE_MODES:
-            raise TD2048Error(f"--update must be one of {', '.join(UPDATE_MODES)}, not {self.update!r}")
         if self.seed is not None and self.seed < 0:
             raise TD2048Error(f"--seed must be >= 0, not {self.seed}")
         if self.merge_every is not None and not (isinstance(self.merge_every, (int, float))
@@ -271,18 +295,11 @@ class TrainSettings:
         self.tc_start()  # raises on a bad --tc-from
         if not (isinstance(self.tc_alpha, (int, float)) and math.isfinite(self.tc_alpha) and self.tc_alpha > 0):
             raise TD2048Error(f"--tc-alpha must be a positive number, not {self.tc_alpha}")
-        if self.tc_start_rate is not None:
-            if not (isinstance(self.tc_start_rate, (int, float)) and 0 < self.tc_start_rate <= 1):
-                raise TD2048Error(f"--tc-start-rate must be a rate in (0, 1], not {self.tc_start_rate}")
-            if self.tc_start_rate != 1 and self.tc_from is None:
-                raise TD2048Error("--tc-start-rate sets where TC's rates start: add --tc or --tc-from")
-        if self.tc_records and self.tc_from is None:
-            raise TD2048Error("--tc-records sets how TC keeps its accumulators: add --tc or --tc-from")
-        if not (isinstance(self.restarts, (int, float)) and 0.0 <= self.restarts < 1.0):
-            raise TD2048Error(f"--restarts must be a share of episodes in [0, 1), not {self.restarts}")
         self.restart_code()  # raises on a bad --restart-tile
         if self.tc_start_rate is None:
             self.tc_start_rate = self.default_tc_start_rate()
+        self.learning_options()  # raises on an option out of range: each is checked as the value is made
+        self._check_combinations()
         if self.network is not None:
             self.spec().check_memory(self.memory_limit)
         if self.tc_from is not None and self.network is not None and self.spec().tc_nbytes() > self.memory_limit:
@@ -293,6 +310,51 @@ class TrainSettings:
             raise TD2048Error(f"--tc-records needs {format_bytes(self.spec().tc_nbytes(True))} for the weights, "
                               f"their accumulators and the records, over the memory limit of "
                               f"{format_bytes(self.memory_limit)} (raise it with --memory-limit)")
+
+    def _check_combinations(self) -> None:
+        """Check the settings that go together, each of them in range (:meth:`validate`)."""
+        if self.tc_start_rate != 1 and self.tc_from is None:
+            raise TD2048Error("--tc-start-rate sets where TC's rates start: add --tc or --tc-from")
+        if self.tc_records and self.tc_from is None:
+            raise TD2048Error("--tc-records sets how TC keeps its accumulators: add --tc or --tc-from")
+        if self.lam > 0 and self.nstep > 0:
+            raise TD2048Error("--lambda and --nstep are two kinds of return: give one of them")
+        if self.target == "expected-all" and self.update != "forward":
+            raise TD2048Error("--target expected-all backs up each position's moves as it is played: it needs "
+                              "--update forward")
+        if self.target != "sample" and (self.lam > 0 or self.nstep > 1):
+            raise TD2048Error(f"--target {self.target} looks one move ahead over every new tile: it takes no "
+                              "--lambda or --nstep")
+        if self.teacher is not None:
+            self.teacher = os.fspath(self.teacher)
+            if self.target != "sample" or self.lam > 0 or self.nstep > 1:
+                raise TD2048Error("--teacher gives every position its exact value: it takes no --target, --lambda "
+                                  "or --nstep")
+            if self.explore != "none" or self.restarts > 0:
+                raise TD2048Error("--teacher chooses the moves itself (--teacher-moves): it takes no --explore or "
+                                  "--restarts")
+            if self.workers:
+                raise TD2048Error("--teacher learns in this process: it takes no --ray")
+        if (self.lam > 0 or self.nstep > 1) and self.update != "backward":
+            raise TD2048Error("--lambda and --nstep need --update backward (returns are computed at the episode's end)")
+
+    def learning_options(self) -> LearningOptions:
+        """How the run learns from every episode, as every runner takes it.
+
+        Returns
+        -------
+        LearningOptions
+            The update, returns, exploration, promotion, restarts (with :meth:`restart_code`), TC's first rate,
+            target and teacher's share of moves; of checked settings (:meth:`validate` sets ``tc_start_rate``).
+
+        Raises
+        ------
+        TD2048Error
+            When one of them is out of range or malformed.
+        """
+        return LearningOptions(update=self.update, lam=self.lam, nstep=self.nstep, explore=self.explore,
+                               promote=self.promote, restarts=self.restarts, restart_code=self.restart_code(),
+                               tc_start_rate=self.tc_start_rate, target=self.target, teacher_moves=self.teacher_moves)
 
     def pretrain_plan(self) -> tuple[str, int]:
         """``pretrain`` read: the network to pretrain and its episodes.

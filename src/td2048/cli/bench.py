@@ -15,7 +15,7 @@ from td2048.cli.options import (
 )
 from td2048.games.shape import BoardShape
 from td2048.network import METHODS
-from td2048.settings import TARGETS
+from td2048.settings import TARGETS, LearningOptions
 from td2048.spec import default_network
 
 HELP = "measure training and testing speed (moves/s)"
@@ -58,12 +58,11 @@ def run(args: argparse.Namespace) -> int:
     from td2048.bench import benchmark
 
     network = args.network or default_network(BoardShape.parse(args.board))
-    result = benchmark(network, args.seconds, isomorphisms=args.isomorphisms, seed=args.seed,
-                       update=args.update, memory_limit=args.memory_limit,
-                       weights=args.weights, threads=args.threads, game=args.game, clamp=args.clamp,
-                       cells=args.cells, method=args.method, episodes=args.episodes, tc=args.tc,
-                       merge_seconds=args.merge_every, tc_records=args.tc_records, board=args.board,
-                       target=args.target)
+    options = LearningOptions(update=args.update, target=args.target)
+    result = benchmark(network, args.seconds, isomorphisms=args.isomorphisms, seed=args.seed, options=options,
+                       memory_limit=args.memory_limit, weights=args.weights, threads=args.threads, game=args.game,
+                       clamp=args.clamp, cells=args.cells, method=args.method, episodes=args.episodes, tc=args.tc,
+                       merge_seconds=args.merge_every, tc_records=args.tc_records, board=args.board)
     if args.json:
         print(json.dumps(result))
     else:

@@ -55,6 +55,7 @@ from td2048.kernels.merge import CHUNK_SHIFT
 from td2048.learn import EpisodeBlock, Learner
 from td2048.network import Network, aligned_zeros, fresh_accumulators
 from td2048.rng import thread_rng_states
+from td2048.settings import LearningOptions
 from td2048.spec import NetworkSpec
 from td2048.threads import run_threads
 
@@ -187,11 +188,11 @@ class TrainWorker:
 
         return os.getpid(), ray.get_runtime_context().get_node_id()
 
-    def learn(self, episodes: int, options: dict) -> tuple:
-        """Learn from ``episodes`` episodes (``options``: :meth:`td2048.learn.Learner.run`'s keywords).
+    def learn(self, episodes: int, alpha: float, options: LearningOptions, first_episode: int, tc: bool) -> tuple:
+        """Learn from ``episodes`` episodes, as :meth:`td2048.learn.Learner.run` takes them.
 
         Returns (scores, largest tile codes, moves, restarted, seconds) per episode."""
-        block = self.learner.run(episodes, **options)
+        block = self.learner.run(episodes, alpha, options, first_episode, tc)
         return block.scores, block.max_codes, block.moves, block.restarted, block.seconds
 
     def _accumulators(self) -> tuple[np.ndarray, np.ndarray]:
@@ -503,32 +504,23 @@ class RayLearner:
         if self._learned_since_sync:
             self._exchange()
 
-    def run(self, episodes: int, mode: str = "backward", alpha: float = 0.1, lam: float = 0.0, nstep: int = 0,
-            explore: str = "none", first_episode: int = 0, tc: bool = False, promote: bool = True,
-            restarts: float = 0.0, restart_code: int = 0, tc_start_rate: float = 1.0,
-            target: str = "sample", teacher=None, teacher_moves: float = 0.5) -> EpisodeBlock:
+    def run(self, episodes: int, alpha: float, options: LearningOptions, first_episode: int = 0,
+            tc: bool = False) -> EpisodeBlock:
         """Learn from ``episodes`` episodes on the workers, syncing them every ``sync_seconds``.
 
         Parameters
         ----------
         episodes : int
             Episodes to play.
-        mode, alpha, lam, nstep, explore, first_episode, tc, promote, restarts, restart_code, tc_start_rate, target
-            As :meth:`td2048.learn.Learner.run` takes them (``first_episode``: the block's first
-            episode; each piece's schedule counts from its own first episode).
-        teacher, teacher_moves
-            Distillation learns in one process: ``teacher`` must be None (``teacher_moves`` is then unused).
+        alpha, options, first_episode, tc
+            As :meth:`td2048.learn.Learner.run` takes them (``first_episode``: the block's first episode; each
+            piece's schedule counts from its own first episode). Distillation learns in one process, not here.
 
         Returns
         -------
         EpisodeBlock
             Every episode's results, in the block's order.
         """
-        if teacher is not None:
-            raise TD2048Error("distillation (--teacher) learns in this process, not on Ray workers")
-        options = {"mode": mode, "alpha": alpha, "lam": lam, "nstep": nstep, "explore": explore, "tc": tc,
-                   "promote": promote, "restarts": restarts, "restart_code": restart_code,
-                   "tc_start_rate": tc_start_rate, "target": target}
         scores = np.zeros(episodes, np.int64)
         max_codes = np.zeros(episodes, np.int64)
         moves = np.zeros(episodes, np.int64)
@@ -539,7 +531,7 @@ class RayLearner:
         rate = [float(self.threads)] * self.workers  # episodes per second per worker, measured as they play
         in_flight = [0] * self.workers  # pieces sent to each worker and not yet back (up to PIECES_AHEAD)
         pending: dict = {}  # ref -> (worker, its actor, lo, hi)
-        target = min(PIECE_SECONDS, self.sync_seconds / 4)
+        piece_seconds = min(PIECE_SECONDS, self.sync_seconds / 4)
         sync = None  # the sync under way: its steps queue on the workers between their pieces
 
         def lost(k: int) -> None:
@@ -558,11 +550,12 @@ class RayLearner:
                 k = in_flight.index(min(in_flight))
                 lo, hi = todo.pop(0)
                 left = hi - lo + sum(b - a for a, b in todo)
-                size = max(1, min(hi - lo, int(rate[k] * target), left // (2 * self.workers * PIECES_AHEAD) or 1))
+                size = max(1, min(hi - lo, int(rate[k] * piece_seconds),
+                                  left // (2 * self.workers * PIECES_AHEAD) or 1))
                 if lo + size < hi:
                     todo.insert(0, (lo + size, hi))
-                piece = {**options, "first_episode": first_episode + lo}
-                pending[self.actors[k].learn.remote(size, piece)] = (k, self.actors[k], lo, lo + size)
+                piece = self.actors[k].learn.remote(size, alpha, options, first_episode + lo, tc)
+                pending[piece] = (k, self.actors[k], lo, lo + size)
                 in_flight[k] += 1
             waiting = list(pending) + (sync.refs if sync is not None else [])
             wait = None if sync is not None or not self._learned_since_sync else \
