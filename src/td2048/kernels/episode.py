@@ -4,7 +4,9 @@ This file is not imported as it is: :mod:`td2048.kernels.codegen` appends its te
 marker to each network's generated module, which defines ``feature_indices``, ``value_of``, ``update_of``
 for that network, and the board's type and rules: ``move``, ``spawn_tile``, ``new_game``,
 ``max_code``, ``EMPTY_BOARD``, ``store_board``/``load_board`` (see :mod:`td2048.kernels`). One source for
-every network; the names it uses come from that module.
+every network; the names it uses come from that module. The imports above the marker name them for a
+linter and a reader (:mod:`td2048.kernels.interface` declares the network's own names,
+:mod:`td2048.kernels.templates.narrow_board` the board's); they are not copied.
 
 The agent plays greedily: from s_t it takes the legal move with the largest r + V(s'), and
 learns V on afterstates (the boards right after a slide)::
@@ -21,7 +23,30 @@ afterstate and both new tiles (``expected_value``), and the target of s_t is r_t
 the terminal state's value is 0 (it is also trained toward 0, so that the expectations, which
 see terminal boards among the candidates, learn that they are worth nothing).
 """
-# ruff: noqa: F821  (value, update_of, move, np, njit, ... come from the generated module)
+import numpy as np
+
+from td2048.config import njit
+from td2048.games.keys import canon4, canon5
+from td2048.kernels.interface import (
+    CELLS,
+    EXPECTED_TARGET,
+    N_FEATURES,
+    STAGED,
+    STATE_VALUES,
+    VERTICAL,
+    enter_stage,
+    expected_value_of,
+    feature_indices,
+    index_row,
+    prefetch_aux,
+    prefetch_indices,
+    td_update,
+    update_of,
+    update_row,
+    value,
+    value_of,
+    value_row,
+)
 from td2048.kernels.params import (
     ALPHA_SPLIT,
     BACKUP_ALL,
@@ -36,6 +61,22 @@ from td2048.kernels.params import (
     RESTART_CODE,
     RESTARTS,
     TEACHER_MOVES,
+)
+from td2048.kernels.templates.narrow_board import (
+    EMPTY_BOARD,
+    P_SECOND_TILE,
+    U64,
+    board_low,
+    cell_code,
+    empty_mask,
+    load_board,
+    max_code,
+    move,
+    needs_wide,
+    new_game,
+    place_tile,
+    spawn_tile,
+    store_board,
 )
 from td2048.rng import below, uniform
 

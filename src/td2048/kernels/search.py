@@ -2,8 +2,9 @@
 
 Like :mod:`td2048.kernels.episode`, this file is not imported as it is: its text below the
 marker is appended to each network's generated module (:mod:`td2048.kernels.codegen`), after
-the episode kernels, whose ``best_move`` it plays depth 1 with. Nothing here changes a
-weight: this is playing, not learning.
+the episode kernels, whose ``best_move`` it plays depth 1 with. The imports above the marker name,
+for a linter and a reader, what the generated module defines; they are not copied. Nothing here
+changes a weight: this is playing, not learning.
 
 Depth follows TDL2048+'s ply convention. Depth 1 is the greedy choice, ``r + V(s')``. At depth
 d > 1 a move is worth ``r +`` the expectation, over every empty cell of its afterstate ``s'``
@@ -25,7 +26,37 @@ before it, at no cost (nothing is cleared). A depth limit
 ``limits[n]`` caps d for an afterstate with n empty cells, so that wide-open boards, whose
 expectations are the costliest and matter least, are searched less deep.
 """
-# ruff: noqa: F821  (move, best_move, np, njit, ... come from the generated module)
+
+import numpy as np
+
+from td2048.config import njit
+from td2048.kernels.episode import best_move, hand_off, scratch, store_result
+from td2048.kernels.interface import (
+    CELLS,
+    N_FEATURES,
+    STATE_VALUES,
+    VERTICAL,
+    canonical,
+    expected_value_of,
+    feature_indices,
+    prefetch_indices,
+    value_of,
+)
+from td2048.kernels.templates.downgrade import downgraded
+from td2048.kernels.templates.narrow_board import (
+    P_SECOND_TILE,
+    U64,
+    board_words,
+    empty_mask,
+    load_board,
+    max_code,
+    move,
+    needs_wide,
+    new_game,
+    place_tile,
+    spawn_tile,
+    store_board,
+)
 
 # ---- search kernels (shared by every network) ----
 P_FIRST_TILE = 1.0 - P_SECOND_TILE
