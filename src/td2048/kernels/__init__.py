@@ -2,9 +2,9 @@
 
 Reading a tuple's index with a loop over a table of runs is several times slower than
 straight-line shifts and masks, so each network gets its own kernels: :mod:`codegen` writes the
-network's value and update functions as plain code, the episode kernels of :mod:`episode` and the
-search kernels of :mod:`search` are appended unchanged, and the module is saved in a cache
-directory and imported. Numba's ``cache=True`` then keeps the compiled code next to it, so a
+network's value and update functions as plain code, the episode kernels of :mod:`episode`, the
+distillation kernels of :mod:`distill` and the search kernels of :mod:`search` are appended
+unchanged, and the module is saved in a cache directory and imported. Numba's ``cache=True`` then keeps the compiled code next to it, so a
 network is compiled once per machine and loads quickly after. The learning kernels' parameter
 vector is named in :mod:`params`; merging threads' weight copies is :mod:`merge`.
 

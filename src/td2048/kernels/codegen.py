@@ -21,17 +21,15 @@ from td2048.kernels.templates import TEMPLATE_MARKER
 from td2048.spec import NetworkSpec, tuple_runs
 
 _PACKAGE = Path(__file__).resolve().parent.parent
-_EPISODE_SOURCE = _PACKAGE / "kernels" / "episode.py"
-_SEARCH_SOURCE = _PACKAGE / "kernels" / "search.py"
 _TEMPLATES = _PACKAGE / "kernels" / "templates"
 # Numba compiles what these modules define into the generated kernels (inlined functions,
 # global constants), and its cache only checks the generated file itself: so the generated
 # source carries a fingerprint of them, and any change to them gives a new module.
 _COMPILED_INTO_KERNELS = ("config.py", "rng.py", "games/bitboard.py", "games/game2048.py", "games/wide.py",
-                          "kernels/merge.py", "kernels/params.py", "kernels/episode.py", "kernels/search.py",
-                          "kernels/codegen.py", "games/keys.py", "kernels/templates/narrow_board.py",
-                          "kernels/templates/wide_board.py", "kernels/templates/no_expectation.py",
-                          "kernels/templates/downgrade.py")
+                          "games/keys.py", "kernels/merge.py", "kernels/params.py", "kernels/codegen.py",
+                          "kernels/episode.py", "kernels/distill.py", "kernels/search.py",
+                          "kernels/templates/narrow_board.py", "kernels/templates/wide_board.py",
+                          "kernels/templates/no_expectation.py", "kernels/templates/downgrade.py")
 
 
 @functools.cache
@@ -49,8 +47,10 @@ def _fingerprint() -> str:
 # itself works on. Cache-resident networks prefetch into L1.
 FAR_PREFETCH_BYTES = 64 << 20
 
-_BODY_MARKER = "# ---- episode kernels (shared by every network) ----"
-_SEARCH_MARKER = "# ---- search kernels (shared by every network) ----"
+# the kernels every network shares, appended in this order to its header, each from its marker line on
+_SHARED_KERNELS = (("episode.py", "# ---- episode kernels (shared by every network) ----"),
+                   ("distill.py", "# ---- distillation kernels (shared by every network) ----"),
+                   ("search.py", "# ---- search kernels (shared by every network) ----"))
 
 # the symmetric boards, in the order of td2048.games.bitboard.symmetric_boards
 _SYMMETRY_EXPRESSIONS = ("b", "transpose(f)", "mf", "transpose(m)", "m", "f", "transpose(b)", "transpose(mf)")
@@ -362,8 +362,6 @@ def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False
     move's value (``expected_target`` in td2048.kernels.episode), instead of the sampled next move's.
     """
     records = records and tc and not tracked
-    body = _EPISODE_SOURCE.read_text()
-    body = body[body.index(_BODY_MARKER):]
     # The header names only what the code depends on, so that networks that compile to the same code
     # share one module: not the network's name ("2x4" is "0123,4567"), nor its game (the row table is
     # an argument), and on 5-bit cells a clamp at 15 is the 16**n tables'.
@@ -459,9 +457,14 @@ def td_update(w, dirty, b, target, alpha_split):
 
 
 '''
-    search = _SEARCH_SOURCE.read_text()
-    search = search[search.index(_SEARCH_MARKER):]
-    return _constants_as_globals(header + body + "\n\n" + search)
+    return _constants_as_globals(header + "\n\n".join(_shared_text(name, marker) for name, marker in _SHARED_KERNELS))
+
+
+def _shared_text(name: str, marker: str) -> str:
+    """The text of a shared kernel source of td2048.kernels from its marker line on (its imports above the
+    marker only name, for a linter, what the generated header defines)."""
+    text = (_PACKAGE / "kernels" / name).read_text()
+    return text[text.index(marker):]
 
 
 def _shape_constants(board: BoardShape, wide: bool) -> str:

@@ -1,7 +1,7 @@
 """The names that each network's generated module writes for the shared kernels, declared for the reader.
 
-The kernel sources :mod:`td2048.kernels.episode` and :mod:`td2048.kernels.search` are copied, from
-their marker on, into a module that
+The kernel sources :mod:`td2048.kernels.episode`, :mod:`td2048.kernels.distill` and
+:mod:`td2048.kernels.search` are copied, from their marker on, into a module that
 :func:`td2048.kernels.codegen.generate_source` writes per network, below a header that defines the
 names they use. Above its marker each source imports those names, so that a linter and an editor
 resolve them; nothing above a marker is copied. The board's helpers (``move``, ``spawn_tile``,
