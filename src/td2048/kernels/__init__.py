@@ -2,15 +2,30 @@
 
 Reading a tuple's index with a loop over a table of runs is several times slower than
 straight-line shifts and masks, so each network gets its own kernels: :mod:`codegen` writes the
-network's value and update functions as plain code, the episode kernels of :mod:`episode`, the
-distillation kernels of :mod:`distill` and the search kernels of :mod:`search` are appended
-unchanged, and the module is saved in a cache directory and imported. Numba's ``cache=True`` then keeps the compiled code next to it, so a
-network is compiled once per machine and loads quickly after. The learning kernels' parameter
-vector is named in :mod:`params`; merging threads' weight copies is :mod:`merge`.
+network's value and update functions as plain code, beside the fixed parts of :mod:`templates`
+(the board's helpers); the episode kernels of :mod:`episode`, the distillation kernels of
+:mod:`distill` and the search kernels of :mod:`search` are appended unchanged; and the module is
+saved in a cache directory and imported. Numba's ``cache=True`` then keeps the compiled code next
+to it, so a network is compiled once per machine and loads quickly after. The shared kernels'
+sources import, above their markers, the names that the generated module defines
+(:mod:`interface` declares the per-network ones), so that a linter reads them as Python. The
+learning kernels' parameter vector is named in :mod:`params`; merging threads' weight copies is
+:mod:`merge`.
 
 The cache directory is ``$TD2048_CACHE_DIR``, else ``$XDG_CACHE_HOME/td2048`` or
 ``~/.cache/td2048``; a generated file's name holds a hash of its whole source, so a change to
 td2048 or to the network can never load stale code.
+
+To read the generated module of a network, ask :func:`kernels_for` for it (without calling a
+kernel nothing is compiled) and open the file it names, ``td2048_kernels_<hash>.py`` in the cache
+directory; its docstring names the network and the variant::
+
+    python -c "from td2048.kernels import kernels_for; from td2048.spec import parse_network
+    print(kernels_for(parse_network('4x6'), state_values=True).__file__)"
+
+``parse_network`` takes what ``--network`` takes (and ``board=BoardShape.parse('3x3')``,
+``clamp=``, ``stages=``); the keywords of :func:`kernels_for` pick the variant (``wide``,
+``tracked``, ``tc``, ...). ``codegen.generate_source`` gives the same text without writing a file.
 """
 
 from __future__ import annotations

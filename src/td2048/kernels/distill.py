@@ -36,7 +36,7 @@ from td2048.rng import uniform
 @njit
 def teacher_value(teacher, b, codes):
     """V*(b): perfect play's expected score from the position b (a state, the new tile placed), read from a
-    solution's layers (``teacher``, see td2048.distill.teacher_arrays); NaN for a position it does not hold.
+    solution's layers (``teacher``, see td2048.teacher.teacher_arrays); NaN for a position it does not hold.
 
     The position's key is the solver's (td2048.games.keys): its least symmetric board, as a 4-bit frame
     board or as 5-bit codes of the board's own cells; its layer is its tile sum, and the key is found by
