@@ -19,18 +19,9 @@ import numpy as np
 
 from td2048.config import njit
 from td2048.games.tiles import tile_value
-from td2048.solve.kernels import (
-    P_BIG,
-    P_SMALL,
-    build_index,
-    count_empty,
-    is_empty,
-    key_codes,
-    lookup,
-    slide,
-    tracked_child,
-    tracked_images,
-)
+from td2048.solve.chance import P_BIG, P_SMALL
+from td2048.solve.positions import count_empty, is_empty, key_codes, slide, tracked_child, tracked_images
+from td2048.solve.sets import build_index, lookup
 
 NEGLIGIBLE = 1e-20  # a window column of F holding less probability than this over a whole layer is dropped
 

@@ -13,9 +13,9 @@ import time
 
 import numpy as np
 
-import td2048.solve.kernels as kernels
 from td2048.errors import TD2048Error
 from td2048.solve.layers import Layers, LayerStore, Rules, enumerate_layers
+from td2048.solve.sets import build_index
 from td2048.solve.solution import Solution, SolutionWriter, load_solution
 from td2048.threads import split_range
 
@@ -115,7 +115,7 @@ def backward(rules: Rules, layers: Layers, aims: int, keep_values: bool = False,
     out = _Values()
     out.kept = [None] * len(layers.sums)
     held: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # tile sum: keys, index, values
-    nothing = (np.zeros(0, np.uint64), kernels.build_index(np.zeros(0, np.uint64)), np.zeros((0, aims)))
+    nothing = (np.zeros(0, np.uint64), build_index(np.zeros(0, np.uint64)), np.zeros((0, aims)))
     total = 2 * len(layers.sums)
     args = rules.args
     geometry = (args[0], args[4], args[5], args[6], args[7], args[8], args[9])
@@ -131,14 +131,14 @@ def backward(rules: Rules, layers: Layers, aims: int, keep_values: bool = False,
         keys = layers.keys(i)
         layers.store.release(i)  # read: its disk goes back as the solution's grows
         values = np.empty((len(keys), aims))
-        after_index = kernels.build_index(afters)
+        after_index = build_index(afters)
         missing += sum(split_range(rules.kernels.layer_values, len(keys), keys, *args, afters, after_index,
                                    after_values, values))
         if missing:  # pragma: no cover - a broken forward pass
             raise TD2048Error(f"the layer of tile sum {s} has {missing} children that no layer holds")
         for t in [t for t in held if t > s + small_step]:
             del held[t]  # the layers still to solve lie below S: their children lie at most at S + small_step
-        held[s] = (keys, kernels.build_index(keys), values)
+        held[s] = (keys, build_index(keys), values)
         if on_values is not None:
             on_values(i, keys, values)
         if keep_values:

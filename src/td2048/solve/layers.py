@@ -2,7 +2,7 @@
 
 A move keeps the sum of the tiles' values and a new tile adds its own (2 or 4 in 2048, 1 or 2 in
 2584), so the positions of sum S have their children in the layers S + 2 and S + 4 (S + 1 and S + 2).
-Each layer is a sorted, deduplicated ``np.uint64`` array of canonical keys (:mod:`td2048.solve.kernels`).
+Each layer is a sorted, deduplicated ``np.uint64`` array of canonical keys (:mod:`td2048.games.keys`).
 """
 
 from __future__ import annotations
@@ -13,12 +13,15 @@ from functools import cached_property
 
 import numpy as np
 
-import td2048.solve.kernels as kernels
 from td2048.errors import TD2048Error
 from td2048.games.game2048 import row_table, vertical_offset
 from td2048.games.shape import BoardShape, as_shape
 from td2048.games.tiles import GAMES, tile_value
 from td2048.games.wide import wide_row_table, wide_vertical_offset
+from td2048.solve.chance import P_BIG, P_SMALL
+from td2048.solve.kernels import COMPILED
+from td2048.solve.positions import canonical_keys, cell_shifts
+from td2048.solve.sets import merge_unique, table_size
 from td2048.threads import split_range
 
 MAX_CELLS_2048 = 12  # 4-bit cells hold codes up to 15: enough on at most 12 cells
@@ -74,14 +77,14 @@ class Rules:
     @property
     def kernels(self):
         """The layer kernels compiled for this game (:data:`td2048.solve.kernels.COMPILED`)."""
-        return kernels.COMPILED[self.wide]
+        return COMPILED[self.wide]
 
     @cached_property
     def shifts(self) -> np.ndarray:
         """The bit offset of each board cell in the board's image under each symmetry
-        (:func:`td2048.solve.kernels.cell_shifts`)."""
+        (:func:`td2048.solve.positions.cell_shifts`)."""
         a = self.args
-        return kernels.cell_shifts(a[0], a[4], a[5], a[6], a[7], a[8], a[9])
+        return cell_shifts(a[0], a[4], a[5], a[6], a[7], a[8], a[9])
 
     @property
     def tile_steps(self) -> tuple[int, int]:
@@ -92,7 +95,7 @@ class Rules:
         """Canonical keys of boards given as rows of board-cell codes (``[m, n]``)."""
         boards = np.ascontiguousarray(np.asarray(boards, np.int64).reshape(-1, self.n))
         a = self.args
-        return kernels.canonical_keys(boards, a[0], a[4], a[5], a[6], a[7], a[8], a[9])
+        return canonical_keys(boards, a[0], a[4], a[5], a[6], a[7], a[8], a[9])
 
     def codes_of(self, keys) -> np.ndarray:
         """Board-cell codes (``[m, n]``) of keys: a key's board in the least symmetric orientation."""
@@ -112,7 +115,7 @@ class Rules:
         An empty board takes two new tiles, each on a uniformly random empty cell, code 1 with p 0.9
         and code 2 with p 0.1."""
         n = self.n
-        p_code = {1: kernels.P_SMALL, 2: kernels.P_BIG}
+        p_code = {1: P_SMALL, 2: P_BIG}
         boards, probs = [], []
         for i in range(n):
             for j in range(n):
@@ -289,17 +292,17 @@ def enumerate_layers(rules: Rules, on_layer=None, store: LayerStore | None = Non
     while pending:
         s = min(pending)
         keys = pending.pop(s)
-        size = kernels.table_size(min(len(keys), 1 << 20))
+        size = table_size(min(len(keys), 1 << 20))
         afters = np.zeros(0, np.uint64)
         for part_top, part in split_range(rules.kernels.afterstates_part, len(keys), keys, *a, size):
             top = max(top, int(part_top))
-            afters = kernels.merge_unique(afters, part)
+            afters = merge_unique(afters, part)
         store.add(s, keys, afters)
         for small, big in split_range(rules.kernels.expand_part, len(afters), afters, *geometry, shifts, size):
             for step, children in ((small_step, small), (big_step, big)):
                 if len(children):
                     have = pending.get(s + step)
-                    pending[s + step] = children if have is None else kernels.merge_unique(have, children)
+                    pending[s + step] = children if have is None else merge_unique(have, children)
         if on_layer is not None:
             on_layer(s, len(keys))
     return Layers(store, top)

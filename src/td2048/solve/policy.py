@@ -30,37 +30,33 @@ import numpy as np
 
 from td2048.config import njit
 from td2048.errors import TD2048Error
-from td2048.games.bitboard import U64
 from td2048.games.game2048 import MOVE_NAMES
+from td2048.solve.chance import P_BIG, P_SMALL
 from td2048.solve.distribution import ScoreDistribution, score_distribution
-from td2048.solve.kernels import (
-    P_BIG,
-    P_SMALL,
-    accumulate,
-    accumulate_part,
-    build_index,
+from td2048.solve.positions import (
     count_empty,
     is_empty,
     key_board,
     least,
-    lookup,
     max_code,
-    merge_disjoint,
     orientations,
     oriented_child,
     slide,
-    table_value,
     tracked_child,
     tracked_images,
+)
+from td2048.solve.sets import (
+    accumulate,
+    accumulate_part,
+    build_index,
+    lookup,
+    merge_disjoint,
+    table_value,
     value_table,
 )
 from td2048.solve.solution import Solution, probability
 from td2048.threads import solver_threads, split_range
 
-_U0 = U64(0)
-_U1 = U64(1)
-_U15 = U64(15)
-_U31 = U64(31)
 RTOL = 1e-9  # a move is optimal when its Q* is within this share of the best move's
 STAGES = 8  # the coarse split of the loss: bins of tile sum of equal width
 NO_MOVE = -1  # a board's move where none is legal
@@ -178,7 +174,7 @@ def _compiled(wide: bool) -> SimpleNamespace:
                        col_shift, row_shift, square, shifts, keys_small, index_small, values_small, keys_big,
                        index_big, values_big, out):
         """The policy's values of boards ``first .. last - 1`` of a layer from those of the layers their children
-        lie in (each with its :func:`~td2048.solve.kernels.build_index`): ``out[s, 0]`` the expected score,
+        lie in (each with its :func:`~td2048.solve.sets.build_index`): ``out[s, 0]`` the expected score,
         ``out[s, c]`` the probability of ever holding a tile of code >= c. Returns the number of children not
         found (0 unless the layers are inconsistent)."""
         aims = out.shape[1]

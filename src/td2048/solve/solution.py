@@ -22,7 +22,7 @@ The header::
 
 By default a position's values are its expected score under perfect play (all that ``eval --exact``,
 ``train --exact``, ``serve --solution`` and ``--teacher`` read); ``td2048 solve --reach`` adds each tile's
-reach probability. A key is a position's least symmetric board (:mod:`td2048.solve.kernels`): for 2048 the
+reach probability. A key is a position's least symmetric board (:mod:`td2048.games.keys`): for 2048 the
 packed frame board, for 2584 the board's cells at 5 bits each. The reader maps the file (``mmap``) and
 refuses, in one line, a file that is not a solution, one of an older format, a truncated or altered one
 (its length, its checksum), or one of another board or game than asked.
@@ -189,8 +189,8 @@ class Solution:
         """The exact value of each move of a position: its expected score under perfect play after it.
 
         Q*(s, a) = r(s, a) + the expectation, over the new tile (each empty cell equally likely; the small
-        tile with probability :data:`~td2048.solve.kernels.P_SMALL`, the big one with
-        :data:`~td2048.solve.kernels.P_BIG`), of the expected score (:meth:`value`'s first aim) of the position
+        tile with probability :data:`~td2048.solve.chance.P_SMALL`, the big one with
+        :data:`~td2048.solve.chance.P_BIG`), of the expected score (:meth:`value`'s first aim) of the position
         after it. The slides are the solver's own (:func:`td2048.games.game2048.py_move`, and
         :func:`td2048.games.wide.py_wide_move` for 2584), on the board as given (not up to symmetry), so the
         largest of the four is ``value(board)[0]`` and its move is a perfect move there.
@@ -215,7 +215,7 @@ class Solution:
         from td2048.games.board import Board
         from td2048.games.game2048 import py_move
         from td2048.games.wide import py_wide_move
-        from td2048.solve.kernels import P_BIG, P_SMALL
+        from td2048.solve.chance import P_BIG, P_SMALL
 
         codes = self._codes(board)
         self.value(codes)  # a position the start reaches: every child of its moves is in the solution too
