@@ -6,9 +6,10 @@ kernels, whose greedy play (``ask_for_candidates``, ``best_candidate``), exact s
 and results (``store_result``) it uses. The imports above the marker name, for a linter and a reader,
 what the generated module defines (:mod:`td2048.kernels.interface`); they are not copied.
 
-A solution of a small board (:mod:`td2048.solve`) holds V*, perfect play's expected score, of every
-position it reaches; ``distill_block`` plays episodes and moves each position's afterstates (with
-state values: the position) toward their values under perfect play (``--teacher``).
+A solution of a small board (``td2048 solve``) holds V*, perfect play's expected score, of every
+position it reaches, and :func:`td2048.teacher.teacher_arrays` hands it to the kernels as arrays;
+``distill_block`` plays episodes and moves each position's afterstates (with state values: the
+position) toward their values under perfect play (``--teacher``).
 """
 
 import numpy as np
