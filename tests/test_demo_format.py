@@ -7,8 +7,9 @@ from commands import td2048
 
 from td2048.io.demo import read_demo_weights, write_demo_weights
 from td2048.io.model import load_model, save_model
-from td2048.learn import TrainSettings, train
 from td2048.play import evaluate
+from td2048.settings import TrainSettings
+from td2048.training import train
 
 
 def trained(network="2x4", episodes=300):

@@ -7,10 +7,12 @@ from naive import from_grid
 
 from td2048.games.wide import wide_row_table
 from td2048.io.model import load_model, save_model
-from td2048.learn import Learner, TrainSettings, train
+from td2048.learn import Learner
 from td2048.network import Network, parse_network
 from td2048.play import Agent, evaluate
 from td2048.rng import make_rng_state
+from td2048.settings import TrainSettings
+from td2048.training import train
 
 TWO_32768 = from_grid([[15, 15, 3, 1], [2, 4, 6, 8], [1, 3, 5, 7], [0, 0, 0, 0]])
 ONE_32768 = from_grid([[15, 14, 3, 1], [2, 4, 6, 8], [1, 3, 5, 7], [0, 0, 0, 0]])

@@ -10,7 +10,8 @@ from test_wide_training import FIB_CLAMP, FIB_NETWORK
 
 from td2048.io.model import save_model
 from td2048.judge import judge_file
-from td2048.learn import TrainSettings, train
+from td2048.settings import TrainSettings
+from td2048.training import train
 
 GAMES, DEPTH = {"2048": 60, "2584": 10}, {"2048": 1, "2584": 2}
 

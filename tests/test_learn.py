@@ -8,11 +8,12 @@ from td2048.games.bitboard import LOW_NIBBLES, symmetric_boards
 from td2048.games.game2048 import _py_spawn
 from td2048.kernels.codegen import generate_source
 from td2048.kernels.params import learning_params
-from td2048.learn import Learner, TrainSettings, train
+from td2048.learn import Learner
 from td2048.network import Network, parse_network
 from td2048.play import Agent
 from td2048.rng import below, uniform
-from td2048.settings import LearningOptions
+from td2048.settings import LearningOptions, TrainSettings
+from td2048.training import train
 
 # The suite's 2048 network, the CLI tests' preset too: each distinct network compiles its kernels for
 # seconds on a fresh machine, so the files share this one (tuples of several runs of cells are

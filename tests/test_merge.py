@@ -4,8 +4,10 @@ import numpy as np
 
 from td2048.kernels.merge import BATCH, CHUNK, CHUNK_SHIFT, DIRTY_SHIFT, dirty_size, merge_regions
 from td2048.kernels.params import learning_params
-from td2048.learn import Learner, TrainSettings, train
+from td2048.learn import Learner
 from td2048.network import Network, parse_network
+from td2048.settings import TrainSettings
+from td2048.training import train
 
 REGION = 1 << DIRTY_SHIFT
 

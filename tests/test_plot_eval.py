@@ -6,8 +6,9 @@ import sys
 
 from commands import td2048
 
-from td2048.learn import TrainSettings, train
 from td2048.play import evaluate
+from td2048.settings import TrainSettings
+from td2048.training import train
 
 
 def test_plot_several_runs(tmp_path):

@@ -13,11 +13,11 @@ from naive import all_symmetries, from_grid
 
 from td2048.errors import TD2048Error
 from td2048.games.shape import BoardShape
-from td2048.learn import train
 from td2048.network import Network
 from td2048.run import TrainingRun
 from td2048.settings import TrainSettings
 from td2048.spec import parse_network
+from td2048.training import train
 
 SQUARE = BoardShape.parse("3x3")
 CLAMP = 3  # 4**9 weights: every position of codes 0..3

@@ -141,8 +141,8 @@ def test_snapshot_interval():
 
 def test_a_run_stopped_before_its_first_snapshot_starts_again_as_it_first_did(tmp_path):
     """Settings written, maybe a block logged, no snapshot yet: the resumed run is the uninterrupted one."""
-    from td2048.learn import TrainSettings
     from td2048.run import TrainingRun
+    from td2048.settings import TrainSettings
 
     settings = dict(network="2x4", episodes=300, block=100, seed=None)
     TrainingRun.create(tmp_path / "stopped", TrainSettings(**settings))  # killed here
@@ -162,8 +162,8 @@ def test_a_run_stopped_before_its_first_snapshot_starts_again_as_it_first_did(tm
 def test_a_snapshot_that_cannot_be_written_is_a_warning_and_training_goes_on(tmp_path, capsys):
     """The snapshot at 100 episodes cannot be written (a directory where its file goes: as a full disk, the
     write fails); the run warns once, goes on, and the snapshots after it and the model are written."""
-    from td2048.learn import TrainSettings
     from td2048.run import TrainingRun
+    from td2048.settings import TrainSettings
 
     run = TrainingRun.create(tmp_path / "run", TrainSettings(network="2x4", episodes=400, block=100, seed=4,
                                                              snapshot_every=100))

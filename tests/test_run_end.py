@@ -19,8 +19,9 @@ from test_wide_training import FIB_CLAMP, FIB_NETWORK
 
 from td2048.errors import TD2048Error
 from td2048.io.model import load_model, read_header, save_model
-from td2048.learn import TrainSettings, train
 from td2048.run import TrainingRun, resume_source
+from td2048.settings import TrainSettings
+from td2048.training import train
 
 # one thread (reproducible), with everything a resume must carry: optimistic TD then TC (the accumulators), two
 # stages with promotion, restarts (each thread's ring of kept boards), and the random states

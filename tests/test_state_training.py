@@ -8,8 +8,9 @@ from commands import td2048
 from test_state_values import random_weights
 
 from td2048.io.model import load_model, save_model
-from td2048.learn import TrainSettings, train
 from td2048.network import Network, parse_network
+from td2048.settings import TrainSettings
+from td2048.training import train
 
 
 def test_state_values_learn():

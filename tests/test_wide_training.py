@@ -9,9 +9,11 @@ from commands import td2048
 from naive import FIB
 
 from td2048.io.model import load_model, save_model
-from td2048.learn import Learner, TrainSettings, train
+from td2048.learn import Learner
 from td2048.network import Network, parse_network
 from td2048.play import evaluate
+from td2048.settings import TrainSettings
+from td2048.training import train
 
 # the suite's 2584 network: every 2584 test shares its kernels (each network compiles for seconds), and with
 # codes clamped at 15 they are those of 2048 on 5-bit cells (test_handoff.py) too

@@ -2,12 +2,13 @@
 
 Layers, calls going one way only::
 
-    cli/         parse options, print, one error boundary  (td2048.cli)
-    settings.py  what a run or a player is asked to do     (Python: checked before any kernel loads)
-    learn.py     training loop, block orchestration        (Python)
-    play.py      choosing moves, playing without learning  (Python + kernels)
-    network.py   tuple specs, presets, index plans, values (Python + kernels)
-    games/       tiles, bitboards, row tables, moves       (kernels; tiles.py plain Python)
+    cli/                parse options, print, one error boundary  (td2048.cli)
+    settings.py         what a run or a player is asked to do     (Python: checked before any kernel loads)
+    training.py         a run's blocks, train() in memory         (Python)
+    learn.py            learning a block of episodes, threads     (Python + kernels)
+    play.py             choosing moves, playing without learning  (Python + kernels)
+    network.py          tuple specs, presets, index plans, values (Python + kernels)
+    games/              tiles, bitboards, row tables, moves       (kernels; tiles.py plain Python)
 
 The public API is this package's ``__all__``: load a model (:func:`load`), play it
 (:class:`Agent`, ``depth=`` for expectimax), train (:func:`train` with :class:`TrainSettings`),
@@ -29,7 +30,7 @@ register_when_imported()  # gymnasium.make("td2048/2048-v0"), gymnasium.make_vec
 # The public names load on first use (PEP 562): ``td2048 --help`` or a mistyped option then answers before
 # NumPy's and Numba's compiled modules are imported, in about a quarter of the time.
 _PUBLIC = {"load": "td2048.api", "save": "td2048.api", "Board": "td2048.games.board",
-           "TrainSettings": "td2048.settings", "BoardShape": "td2048.games.shape", "train": "td2048.learn",
+           "TrainSettings": "td2048.settings", "BoardShape": "td2048.games.shape", "train": "td2048.training",
            "Network": "td2048.network",
            "parse_network": "td2048.network", "Agent": "td2048.play", "Search": "td2048.settings",
            "evaluate": "td2048.play", "BlockStats": "td2048.stats", "TileGameEnv": "td2048.envs",

@@ -28,6 +28,10 @@ DEFAULT_BLOCK = 1000
 DEFAULT_SNAPSHOT_EVERY = "5m"
 DEFAULT_CLAMP_2584 = 21  # the course's suggestion: 4x6 at 4 x 22**6 float32 (1.7 GiB)
 DEFAULT_MEMORY_LIMIT = 2 * 1024**3  # 2 GiB of weights, the course's limit
+# 2048 with 4-bit cells: every move spawns a tile worth >= 2 and the tiles sum to at most
+# 16 * 32768, so no episode is longer than this many moves.
+MAX_EPISODE_MOVES = 16 * 32768 // 2 + 16
+WIDE_MAX_EPISODE_MOVES = 1 << 20  # 2584 and wide boards: far longer than any game played (a safety valve)
 DEFAULT_SYNC_SECONDS = 1.0  # train --ray: seconds of learning between syncs of the workers
 DEFAULT_SHARD_SIZE = 50  # games per shard on Ray: at depth 2, seconds of work against Ray's milliseconds per task
 REPLAY_MAX_GAMES = 100  # games on a replay page unless asked (about 25 bytes per move)

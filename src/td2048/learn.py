@@ -2,7 +2,8 @@
 
 The compiled side (greedy play, the TD update, whole blocks of episodes) is in
 :mod:`td2048.kernels.episode`; this module allocates and calls one kernel per block of
-episodes. What a run is asked to do (:class:`TrainSettings`) is checked in :mod:`td2048.settings`.
+episodes, as :class:`~td2048.settings.LearningOptions` say. A run's blocks one after another (the schedule of
+alpha, the TC phase, a teacher) are :mod:`td2048.training`'s.
 
 ``backward`` updating (the default, as in the course demo) plays the whole episode first and
 then updates from the last afterstate to the first, so each target already holds the updated
@@ -15,26 +16,20 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
-from td2048.config import DEFAULT_MEMORY_LIMIT
+from td2048.config import DEFAULT_MEMORY_LIMIT, MAX_EPISODE_MOVES, WIDE_MAX_EPISODE_MOVES
 from td2048.errors import TD2048Error
 from td2048.kernels.merge import CHUNK_SHIFT, NO_TRACKING, dirty_size, merge_regions
 from td2048.kernels.params import FIRST_EPISODE, learning_params
 from td2048.kernels.records import RECORD, pack_records, unpack_records
 from td2048.network import Network, aligned_zeros
 from td2048.rng import thread_rng_rows, thread_rng_states
-from td2048.settings import LearningOptions, TrainSettings, alpha_at, exploration
-from td2048.stats import BlockStats
+from td2048.settings import LearningOptions, exploration
 from td2048.threads import run_threads
 
-# 2048 with 4-bit cells: every move spawns a tile worth >= 2 and the tiles sum to at most
-# 16 * 32768, so no episode is longer than this many moves.
-MAX_EPISODE_MOVES = 16 * 32768 // 2 + 16
-WIDE_MAX_EPISODE_MOVES = 1 << 20  # 2584 and wide boards: far longer than any game played (a safety valve)
 RESTART_POOL = 4096  # boards kept per thread for restarts (a ring: the newest replace the oldest)
 DEFAULT_OPTIONS = LearningOptions()  # TD(0), backward updates, no exploration
 
@@ -525,102 +520,3 @@ class Learner:
             self._stop[0] = 0
         self._unmerged_seconds = time.perf_counter() - state["since"]
 
-
-def train(settings: TrainSettings, network: Network | None = None,
-          on_block: Callable[[BlockStats], None] | None = None) -> tuple[Network, list[BlockStats]]:
-    """Train a network in memory, block by block.
-
-    (``td2048 train`` goes through :mod:`td2048.run`, which adds the run directory, snapshots and resume.)
-
-    Parameters
-    ----------
-    settings : TrainSettings
-        What to train and how (checked here; a seed of None is drawn and set).
-    network : Network or None
-        The network to train; None: a new one from the settings (with ``settings.pretrain``, started from the
-        pretrained network's values, :meth:`td2048.network.Network.start_from`).
-    on_block : callable or None
-        Called with each block's statistics as it ends (the pretraining's first).
-
-    Returns
-    -------
-    tuple of (Network, list of BlockStats)
-        The trained network and every block's statistics (the pretraining's first).
-
-    Raises
-    ------
-    TD2048Error
-        On settings that make no run, or that ask for Ray workers or exact valuations.
-    """
-    settings.validate()
-    if settings.workers:
-        raise TD2048Error("train() learns in this process: for Ray workers use `td2048 train --ray` (or "
-                          "td2048.distributed.ray_train.RayLearner with td2048.learn.train_blocks)")
-    if settings.exact:
-        raise TD2048Error("train() keeps no log to value into: for exact valuations use `td2048 train --exact` "
-                          "(or td2048.run.exact_figures in on_block)")
-    if settings.seed is None:
-        settings.seed = int(np.random.SeedSequence().entropy % (2**63))
-    stats = []
-    if network is None:
-        network = settings.new_network()
-        if settings.pretrain is not None:  # first the smaller network, then this one from its values
-            source, stats = train(settings.pretrain_settings(), on_block=on_block)
-            network.start_from(source)
-    learner = Learner(network, settings.seed, settings.threads, merge_seconds=settings.merge_every,
-                      memory_limit=settings.memory_limit, tc_records=settings.tc_records)
-    for block in train_blocks(settings, learner, 0):
-        stats.append(block)
-        if on_block is not None:
-            on_block(block)
-    learner.merge()
-    return network, stats
-
-
-def train_blocks(settings: TrainSettings, learner: Learner, done: int, teacher=None) -> Iterator[BlockStats]:
-    """Train from ``done`` episodes up to ``settings.episodes``, block by block.
-
-    Parameters
-    ----------
-    settings : TrainSettings
-        The run's settings (checked).
-    learner : Learner
-        The learner of the run's network, its random state where the run is.
-    done : int
-        Episodes already trained.
-    teacher : td2048.solve.Solution or None
-        ``settings.teacher``'s solution, already opened; None: opened here when the settings name one.
-
-    Yields
-    ------
-    BlockStats
-        Each block's statistics as it ends.
-    """
-    tc_start = settings.tc_start()
-    options = settings.learning_options()
-    if settings.teacher is not None:
-        from td2048.solve import load_solution
-        from td2048.teacher import teacher_arrays
-
-        network = learner.network
-        teacher = teacher_arrays(teacher or load_solution(settings.teacher), network.board, network.game)
-    while done < settings.episodes:
-        n = min(settings.block, settings.episodes - done)
-        tc = tc_start is not None and done >= tc_start
-        if tc_start is not None and done < tc_start:
-            n = min(n, tc_start - done)  # a block ends where TC begins
-        alpha = settings.tc_alpha if tc else alpha_at(settings.alpha_schedule, settings.alpha, done)
-        if teacher is None:
-            block = learner.run(n, alpha, options, done, tc)
-        else:  # distillation: on this process's learner alone (TrainSettings.validate keeps --teacher off Ray)
-            block = learner.run(n, alpha, options, done, tc, teacher)
-        done += n
-        extra = {"alpha": alpha, **(block.info or {})}
-        if tc:
-            extra["tc"] = True
-        natural = slice(None)
-        if settings.restarts > 0:  # the statistics are those of the games played from the start
-            natural = block.restarted == 0
-            extra["restarted"] = int(block.restarted.sum())
-        yield BlockStats.from_block(done, block.scores[natural], block.max_codes[natural], block.moves, block.seconds,
-                                    game=learner.network.game, **extra)

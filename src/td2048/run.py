@@ -37,10 +37,11 @@ from td2048.errors import TD2048Error
 from td2048.io.atomic import ensure_writable_dir, write_text_atomic
 from td2048.io.model import check_same_network, load_model, read_header, save_model
 from td2048.io.rundir import LOG, MODEL, PLOT, PRETRAIN, SETTINGS, SNAPSHOT, read_log
-from td2048.learn import Learner, train_blocks
+from td2048.learn import Learner
 from td2048.network import Network
 from td2048.settings import TrainSettings, snapshot_interval
 from td2048.stats import BlockStats
+from td2048.training import open_solution, train_blocks
 from td2048.version import __version__
 
 # settings that define what is being trained: a resumed run keeps them
@@ -131,44 +132,6 @@ def local_learner(network: Network, settings: TrainSettings, seed: int | None, s
     """
     return Learner(network, seed, settings.threads, rng_states=states, merge_seconds=settings.merge_every,
                    memory_limit=settings.memory_limit, tc_records=settings.tc_records)
-
-
-def open_solution(settings: TrainSettings, board: str | None = None, option: str = "exact"):
-    """The solution that ``settings.exact`` (or ``settings.teacher``) names, opened and checked against the run's
-    board and game.
-
-    Parameters
-    ----------
-    settings : TrainSettings
-        The run's settings (checked).
-    board : str or None
-        The run's board, when it is not yet ``settings.board`` (a new run from ``--init``'s model); None:
-        ``settings.board``.
-    option : str
-        ``"exact"`` (the solution the run is valued against) or ``"teacher"`` (distillation's).
-
-    Returns
-    -------
-    td2048.solve.Solution or None
-        The solution, memory-mapped, its checksum verified; None when the setting is None.
-
-    Raises
-    ------
-    TD2048Error
-        In one line, for a file that cannot be read, is not a solution, is truncated or altered, or solves
-        another board or game than the run's.
-    """
-    path = getattr(settings, option)
-    if path is None:
-        return None
-    from td2048.solve import load_solution
-
-    solution = load_solution(path)
-    board = board or settings.board
-    if solution.board.name != board or solution.game != settings.game:
-        raise TD2048Error(f"--{option} {path} solves {solution.game} on {solution.board.name}, but the run "
-                          f"trains {settings.game} on {board}")
-    return solution
 
 
 def exact_figures(network: Network, solution, threads: int = 1, memory_limit: int | None = None) -> dict:
@@ -530,4 +493,4 @@ class TrainingRun:
 
 
 __all__ = ["FIXED_ON_RESUME", "LOG", "MODEL", "PLOT", "SETTINGS", "SNAPSHOT", "LearnerFactory", "TrainingRun",
-           "exact_figures", "learner_threads", "local_learner", "open_solution", "read_log", "resume_source"]
+           "exact_figures", "learner_threads", "local_learner", "read_log", "resume_source"]

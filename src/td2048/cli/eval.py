@@ -86,8 +86,9 @@ def run(args: argparse.Namespace) -> int:
     if args.score_at_least is not None:
         raise TD2048Error("--score-at-least gives the exact distribution of the score: give a solution with "
                           "--exact SOLUTION")
-    from td2048.io.records import parse_names, record_games  # the options are good: now the compiled code
+    from td2048.io.records import parse_names  # the options are good: now the compiled code
     from td2048.play import Agent
+    from td2048.recording import record_games
 
     sharded = None
     shards_asked = args.ray is not None or args.shard_size is not None

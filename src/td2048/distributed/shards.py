@@ -121,7 +121,7 @@ def play_shard(network: Network, search: Search, seed: int, shard: Shard, names:
     shard : Shard
         Which games.
     names : tuple of (str, str) or None
-        (player, env): also make each game's record line (see :mod:`td2048.io.records`; at depth 1 the
+        (player, env): also make each game's record line (see :mod:`td2048.recording`; at depth 1 the
         same games as without).
     memory_limit : int or None
         The most bytes of weights and transposition table (None: see :class:`td2048.play.Agent`).
@@ -148,7 +148,7 @@ def play_shard(network: Network, search: Search, seed: int, shard: Shard, names:
 
 def _record_shard(agent: Agent, names: tuple[str, str], scores, max_codes, moves, first: int) -> list[str]:
     """The shard's games (from game ``first``) with their record lines (kept, not written to a file)."""
-    from td2048.io.records import record_lines
+    from td2048.recording import record_lines
 
     return [line for line, _ in record_lines(agent, names, scores, max_codes, moves, first)]
 
