@@ -343,7 +343,7 @@ def enter_stage(w, dirty, b):
 
 def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False, state_values: bool = False,
                     tc: bool = False, records: bool = False, expected: bool = False) -> str:
-    """Complete module source: network-specific header, then the shared episode and search kernels.
+    """Complete module source: network-specific header, then the shared episode, distillation and search kernels.
 
     The header's fixed parts (the board's helpers, ``downgraded``, the expectation functions of
     afterstate networks) are the templates' text (:mod:`td2048.kernels.templates`).
