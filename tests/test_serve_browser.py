@@ -3,7 +3,8 @@ keyboard play follows the rules (tests/naive.py), the hint is /api/move's move a
 the engine plays until paused, the analysis board shows the API's values for every tile of the model, a record
 file replays in the replay page's viewer and a file that is not a record clears it; at a desktop's size and a
 phone's, the tabs beside the title, no blank space before the hint, the board centred and as wide as the phone
-allows (screenshots in $TD2048_SCREENSHOTS when set, to look at); the first game's wait is shown."""
+allows, the Analyse tab's panel where the Play tab's is (screenshots in $TD2048_SCREENSHOTS when set, to look at);
+the first game's wait is shown."""
 
 import os
 import re
@@ -293,7 +294,8 @@ def box(page, selector):
 def check_layout(page, size, name, tmp_path):
     """What the layout must be at ``size`` once a hint is shown: the tabs on the title's line and the model's
     description below both, the hint right after the controls, on a phone the board centred and filling the
-    width (cells of 88 px at most); then the analysis panel. Screenshots of both, to look at."""
+    width (cells of 88 px at most); then the analysis panel, which starts where the play panel does (the palette
+    below the board no wider than it). Screenshots of both, to look at."""
     width, _ = SIZES[size]
     title, tabs, model = box(page, "h1"), box(page, "nav"), box(page, "#model")
     assert tabs["top"] < title["bottom"] and tabs["bottom"] > title["top"], (title, tabs)  # one line
@@ -313,7 +315,10 @@ def check_layout(page, size, name, tmp_path):
     shots = Path(os.environ.get("TD2048_SCREENSHOTS") or tmp_path)
     shots.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(shots / f"{name}-{size}-play.png"), full_page=True)
+    play_panel = box(page, "#panel-play .panel")
     page.click("#tab-analyse")
+    analyse_panel = box(page, "#panel-analyse .panel")
+    assert abs(analyse_panel["left"] - play_panel["left"]) <= 2, (play_panel, analyse_panel)
     help_text = page.text_content("#panel-analyse .help")
     assert "tap" in help_text and "empty" in help_text  # how a touch screen empties a cell
     assert box(page, "#palette")["top"] >= box(page, "#analysis-board")["bottom"]
