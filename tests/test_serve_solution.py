@@ -1,8 +1,10 @@
 """td2048 serve --solution: the web app and the API on a solved board (2x3), with a model and without. The exact
 values the API answers are Solution.move_values', number for number; each move of a game says what it lost
 against perfect play; without a model the engine is perfect play; a solution of another board or game, or a
-truncated or altered file, is refused in one line before the server starts. In Chromium: the hint panel shows
-the perfect move and every move's exact value, and a line after each move says what it lost."""
+truncated or altered file, is refused in one line before the server starts; a board the start never reaches is
+analysed as not reachable (200), not refused. In Chromium: the hint panel shows the perfect move and every move's
+exact value, a line after each move says what it lost, and building a position in the Analyse tab asks nothing
+the server refuses and shows no error on the way."""
 
 from __future__ import annotations
 
@@ -134,7 +136,7 @@ def test_without_a_model_the_engine_is_perfect_play(perfect, solution):
         exact = exact_of(solution, state["board"])
         analysis = perfect.ok("POST", "/api/analyze", {"board": state["board"]})
         assert analysis == {"board": state["board"], "depth": None, "moves": exact["moves"], "best": exact["best"],
-                            "exact": exact}
+                            "reachable": True, "exact": exact}
         assert perfect.ok("POST", "/api/move", {"board": state["board"]}) == {"move": exact["best"],
                                                                                "value": exact["value"]}
         if k % 3:  # the engine: the perfect move, which loses nothing
@@ -168,10 +170,8 @@ def test_without_a_model_bad_requests_get_one_line_4xx(perfect):
         ("/api/analyze", {"board": [2, 2, 0, 0, 0, 0], "depth": 2}, "no search depth"),
         ("/api/move", {"board": [2, 2, 0, 0, 0, 0], "depth": 1}, "no search depth"),
         (f"/api/games/{game}/moves", {"engine": True, "depth": 1}, "no search depth"),
-        ("/api/analyze", {"board": [2, 0, 0, 0, 0, 0]}, "holds no value of this board"),  # one tile: never dealt
-        ("/api/analyze", {"board": [256, 2, 0, 0, 0, 2]}, "holds no value of this board"),  # past the solution's tiles
-        ("/api/move", {"board": [65536, 2, 0, 0, 0, 2]}, "holds no value of this board"),
-        ("/api/analyze", {"board": [0] * 6}, ""),
+        ("/api/move", {"board": [2, 0, 0, 0, 0, 0]}, "holds no value of this board"),  # one tile: never dealt
+        ("/api/move", {"board": [65536, 2, 0, 0, 0, 2]}, "holds no value of this board"),  # past the solution's tiles
         ("/api/analyze", {"board": [2, 0, 0, 0]}, "2x3 board"),
         ("/api/analyze", {"board": [2, 3, 0, 0, 0, 0]}, "3 is not a tile"),
     ]
@@ -179,6 +179,17 @@ def test_without_a_model_bad_requests_get_one_line_4xx(perfect):
         status, answer = perfect.post(path, body)
         assert_refused(answer, status, 422, fragment)
     assert perfect.process.poll() is None
+
+
+def test_a_board_the_start_never_reaches_is_analysed_as_not_reachable(perfect, modelled):
+    """Not an error: a board set by hand passes through such boards on the way to a position (an empty board, a
+    single tile, a tile past the largest the start reaches). Without a model there is no value of it at all."""
+    for tiles in ([0] * 6, [2, 0, 0, 0, 0, 0], [256, 2, 0, 0, 0, 2], [0, 0, 0, 0, 0, 4]):
+        assert perfect.ok("POST", "/api/analyze", {"board": tiles}) == {
+            "board": tiles, "depth": None, "moves": None, "best": None, "reachable": False, "exact": None}
+    for tiles in ([2, 0, 0, 0, 0, 0], [256, 2, 0, 0, 0, 2]):
+        analysis = modelled.ok("POST", "/api/analyze", {"board": tiles, "depth": 1})
+        assert analysis["reachable"] is False and analysis["exact"] is None and analysis["best"] is not None
 
 
 def test_with_a_model_the_values_of_both_side_by_side(modelled, solution, files):
@@ -196,6 +207,7 @@ def test_with_a_model_the_values_of_both_side_by_side(modelled, solution, files)
         analysis = modelled.ok("POST", "/api/analyze", {"board": state["board"], "depth": depth})
         model_values = agents[depth].analyze(api.Board.from_tiles(grid(state["board"])))
         assert analysis["moves"] == model_values and analysis["depth"] == depth and analysis["exact"] == exact
+        assert analysis["reachable"] is True
         result = modelled.ok("POST", f"/api/games/{game['id']}/moves", {"engine": True, "depth": depth})
         assert result["move"] == analysis["best"] and result["values"] == model_values  # the model's policy
         assert result["exact"] == exact and result["loss"] == loss_of(exact, result["move"])
@@ -204,7 +216,7 @@ def test_with_a_model_the_values_of_both_side_by_side(modelled, solution, files)
         state = result
     # a board the start never reaches: the model's values, and no exact ones
     analysis = modelled.ok("POST", "/api/analyze", {"board": [2, 0, 0, 0, 0, 0], "depth": 1})
-    assert analysis["exact"] is None and analysis["moves"]["right"] is not None
+    assert analysis["exact"] is None and analysis["reachable"] is False and analysis["moves"]["right"] is not None
 
 
 def test_the_schema_fuzzer_finds_no_server_error_without_a_model(perfect):
@@ -386,22 +398,92 @@ def test_a_loss_too_small_for_two_decimals_is_not_shown_as_zero(browser, perfect
     page.close()
 
 
+def watched_page(browser, server, size=(900, 700)):
+    """A page of the server at a size, and what went wrong in it: the script's errors, the console's (Chromium
+    says there when a request answers an error status) and every answer of 400 and up."""
+    page = browser.new_page(viewport={"width": size[0], "height": size[1]}, bypass_csp=True)
+    problems = []
+    page.on("pageerror", lambda e: problems.append(e))
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page.on("response", lambda r: problems.append((r.status, r.url)) if r.status >= 400 else None)
+    return page, problems
+
+
 @pytest.mark.parametrize("size", ["desktop", "phone"])
-def test_the_layout_on_a_solved_board(browser, modelled, size, tmp_path):
+@pytest.mark.parametrize("name", ["perfect", "modelled"])
+def test_the_layout_on_a_solved_board(request, browser, name, size, tmp_path):
     """As on 4x4 (test_serve_browser): the long title of a model with a solution keeps the tabs beside "td2048";
-    the 2x3 board centred on a phone; the palette holds the tiles a 2x3 board can hold, up to 128."""
+    the 2x3 board centred on a phone, the Analyse tab's panel where the Play tab's is (a palette wider than the
+    three columns' board would push it right); the palette holds the tiles a 2x3 board can hold, up to 128."""
     from test_serve_browser import SIZES, check_layout
 
-    width, height = SIZES[size]
-    page = browser.new_page(viewport={"width": width, "height": height}, bypass_csp=True)
-    errors = []
-    page.on("pageerror", lambda e: errors.append(e))
-    page.goto(modelled.url + "/")
+    server = request.getfixturevalue(name)
+    page, problems = watched_page(browser, server, SIZES[size])
+    page.goto(server.url + "/")
     page.wait_for_function("document.getElementById('play-board').dataset.gameId")
-    assert page.text_content("#model") == ("model.td2048: network 2x3 (two 3-cell tuples), 2048 on the 2x3 board, "
-                                           "afterstate values; exact values from 2x3.solution")
-    check_layout(page, size, "2x3-solved", tmp_path)
+    if name == "modelled":
+        assert page.text_content("#model") == ("model.td2048: network 2x3 (two 3-cell tuples), 2048 on the 2x3 "
+                                               "board, afterstate values; exact values from 2x3.solution")
+    else:
+        assert page.text_content("#model") == "2x3.solution: perfect play, 2048 on the 2x3 board"
+    check_layout(page, size, f"2x3-{name}", tmp_path)
     assert page.eval_on_selector_all("#palette button", "bs => bs.map(b => Number(b.dataset.tile))") == [
         0, 2, 4, 8, 16, 32, 64, 128]
     page.close()
-    assert errors == []
+    assert problems == []
+
+
+@pytest.mark.parametrize("size", ["desktop", "phone"])
+@pytest.mark.parametrize("name", ["perfect", "modelled"])
+def test_building_a_position_is_no_error(request, browser, solution, name, size):
+    """Tile by tile, a position passes through boards the start never reaches (a single tile): the page says
+    quietly that such a board is not reachable, with no request refused and nothing in red, and shows the exact
+    values once it is; clear empties the board and asks nothing."""
+    from test_serve_browser import SIZES
+
+    server = request.getfixturevalue(name)
+    page, problems = watched_page(browser, server, SIZES[size])
+    page.goto(server.url + "/")
+    page.wait_for_function("document.getElementById('play-board').dataset.gameId")
+    page.click("#tab-analyse")
+    steps = [(0, 2), (4, 2), (5, 4), (4, 0), (5, 0), (3, 4)]  # (cell, tile): 0 empties the cell (a right-click)
+    board, seen = [0] * ROWS * COLS, []
+    for asked, (cell, tile) in enumerate(steps, 1):
+        if tile:
+            page.click(f"#palette button[data-tile='{tile}']")
+        page.click(f"#analysis-board .cell[data-cell='{cell}']", button="left" if tile else "right")
+        board[cell] = tile
+        try:
+            solution.move_values(codes(board))
+            reachable = True
+        except api.TD2048Error:  # the solution holds no value of a board the start never reaches
+            reachable = False
+        seen.append(reachable)
+        page.wait_for_function(f"document.getElementById('analysis-board').dataset.analysed == {asked}")
+        assert page.get_attribute("#analysis-board", "data-reachable") == str(reachable).lower(), board
+        assert page.text_content("#analysis-status") == ""
+        assert "error" not in page.get_attribute("#analysis-status", "class").split()
+        rows = "#analysis-values tr[data-move]"
+        if not reachable:
+            assert page.text_content("#analysis-perfect") == "\u2014"
+            assert page.text_content("#analysis-optimum").startswith("(not reachable: ")
+            assert page.is_visible("#analysis-optimum")
+            # no values without a model; the model's values, with no exact ones, beside a model
+            assert page.eval_on_selector_all(rows, "rs => rs.length") == (4 if name == "modelled" else 0)
+            assert page.eval_on_selector_all("#analysis-values tr[data-exact]", "rs => rs.length") == 0
+            continue
+        exact = exact_of(solution, board)
+        assert page.text_content("#analysis-perfect").split()[-1] == exact["best"]
+        assert f"expected score {exact['value']:.2f}" in page.text_content("#analysis-optimum")
+        for move, q in exact["moves"].items():
+            shown = page.get_attribute(f"#analysis-values tr[data-move={move}]", "data-exact")
+            assert (None if shown is None else float(shown)) == q
+    assert seen == [False, True, True, True, False, True]  # the start's two tiles reached, and left again
+    page.click("#analysis-clear")  # the empty board: nothing to ask
+    page.wait_for_function(f"document.getElementById('analysis-board').dataset.analysed == {len(steps) + 1}")
+    assert page.eval_on_selector_all("#analysis-values tr", "rs => rs.length") == 0
+    assert page.text_content("#analysis-perfect") == "\u2014" and page.text_content("#analysis-optimum") == ""
+    assert page.text_content("#analysis-status") == ""
+    page.close()
+    assert problems == []
+

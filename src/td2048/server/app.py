@@ -76,10 +76,15 @@ class Analysis(BaseModel):
     board: list[int] = Field(description="the board, a tile value per cell (16 on 4x4; GET /api/model's rows x "
                                          "cols), row-major, 0 empty")
     depth: int | None = Field(description="the search depth; null on a server without a model (perfect play)")
-    moves: Values
-    best: Literal["up", "right", "down", "left"]
-    exact: Exact | None = Field(None, description="with --solution only: the exact values; null for a board the "
-                                                  "start of the game never reaches")
+    moves: Values | None = Field(description="each move's value; without a model the exact ones, null for a board "
+                                             "that is not reachable")
+    best: Literal["up", "right", "down", "left"] | None = Field(
+        description="the legal move of the largest value; without a model the perfect move, null for a board that "
+                    "is not reachable")
+    reachable: bool | None = Field(None, description="with --solution only: whether the start of the game reaches "
+                                                     "the board (the solution holds every board it reaches)")
+    exact: Exact | None = Field(None, description="with --solution only: the exact values; null for a board that is "
+                                                  "not reachable")
 
 
 class MoveAnswer(BaseModel):

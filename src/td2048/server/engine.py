@@ -57,7 +57,8 @@ class Conflict(TD2048Error):
 
 
 class NotHeld(TD2048Error):
-    """A board that the solution holds no value of: the start never reaches it (HTTP 422)."""
+    """A board that the solution holds no value of: the start never reaches it (HTTP 422 where a value is needed,
+    the engine's move without a model; an analysis says that the board is not reachable)."""
 
 
 NO_DEPTH = ("this server has no model: its engine plays perfectly from the solution, with no search depth "
@@ -253,16 +254,26 @@ class Engine:
 
     def analysis(self, board: Board, depth: int | None) -> dict:
         """What ``td2048 analyze --json`` prints for the board and depth: board, depth, moves, best; with a
-        solution, ``exact`` too (:meth:`exact`; None for a board it does not hold). Without a model ``moves``
-        and ``best`` are the exact ones and ``depth`` is None."""
+        solution, ``reachable`` (whether the solution holds the board: the start of the game reaches it) and
+        ``exact`` (:meth:`exact`; None for a board that is not reachable). Without a model ``moves`` and ``best``
+        are the exact ones (None for a board that is not reachable) and ``depth`` is None.
+
+        Raises
+        ------
+        TD2048Error
+            A board with no legal move, or a value that is not a finite number (a damaged model).
+        """
         tiles = [v for row in board.tiles for v in row]
         if self.network is None:
-            exact = self.exact(board)
-            return {"board": tiles, "depth": None, "moves": exact["moves"], "best": exact["best"], "exact": exact}
+            exact = self.exact_or_none(board)
+            moves, best = (None, None) if exact is None else (exact["moves"], exact["best"])
+            return {"board": tiles, "depth": None, "moves": moves, "best": best, "reachable": exact is not None,
+                    "exact": exact}
         values = self.values(board, depth)
         answer = {"board": tiles, "depth": depth, "moves": values, "best": best_move(values)}
         if self.solution is not None:
-            answer["exact"] = self.exact_or_none(board)
+            exact = self.exact_or_none(board)
+            answer.update(reachable=exact is not None, exact=exact)
         return answer
 
     def before_move(self, board: Board, depth: int | None, engine: bool) -> tuple[dict | None, dict | None]:

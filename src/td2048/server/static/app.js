@@ -86,11 +86,12 @@ function lossOf(exact, move) {
   return q >= exact.value - 1e-9 * Math.abs(exact.value) ? 0 : exact.value - q;
 }
 
-// the perfect move and the optimum of a board, in a line's two elements
+// the perfect move and the optimum of a board, in a line's two elements; exact null: a board the start of a game
+// never reaches (one set by hand, on its way to a position), said plainly, since it is no error
 function showPerfect(perfect, optimum, exact) {
   $(perfect).textContent = exact === null ? "\u2014" : ARROWS[exact.best] + " " + exact.best;
-  $(optimum).textContent = exact === null ? "(the solution holds no value of this board: the start never reaches it)"
-    : `(expected score ${exact.value.toFixed(2)} under perfect play)`;
+  $(optimum).textContent = exact === null ? "(not reachable: no game from the start reaches this "
+    + "board, so the solution holds no value of it)" : `(expected score ${exact.value.toFixed(2)} under perfect play)`;
 }
 
 // the line after a move on a solved board: what it lost, and the game so far
@@ -255,26 +256,41 @@ function showAnalysisBoard() {
   analyse();
 }
 
+// the board's analysis as it is built: an empty board asks nothing (there is nothing to analyse yet); on a solved
+// board, one the start of a game never reaches (a single tile, on the way to a position) answers that it is not
+// reachable, and the page says so quietly until it is
 async function analyse() {
   const asked = ++analysis.asked;  // only the latest question's answer is shown
   $("analysis-board").dataset.asked = asked;  // the answer shown is the latest once analysed == asked
+  if (analysis.tiles.every((tile) => tile === 0)) return showAnalysis(asked, null);
   try {
     const answer = await api("POST", "/api/analyze", withDepth({board: analysis.tiles}, "analysis-depth"));
-    if (asked !== analysis.asked) return;
-    showValues($("analysis-values"), answer.moves, answer.best, answer.exact ?? null);
-    $("analysis-best").textContent = ARROWS[answer.best] + " " + answer.best;
-    if (SOLVED) showPerfect("analysis-perfect", "analysis-optimum", answer.exact);
-    $("analysis-board").dataset.analysed = asked;
-    status("analysis-status", "");
+    if (asked === analysis.asked) showAnalysis(asked, answer);
   } catch (e) {
     if (asked !== analysis.asked) return;
-    $("analysis-values").replaceChildren();
-    $("analysis-best").textContent = "\u2014";
-    $("analysis-perfect").textContent = "\u2014";
-    $("analysis-optimum").textContent = "";
-    $("analysis-board").dataset.analysed = asked;
+    showAnalysis(asked, null);
     status("analysis-status", e.message, true);
   }
+}
+
+// an analysis shown, or none (null: an empty board, a refusal); its moves are null without a model on a board that
+// is not reachable (reachable false: no value of the engine's, no exact one)
+function showAnalysis(asked, answer) {
+  if (answer !== null && answer.moves !== null) {
+    showValues($("analysis-values"), answer.moves, answer.best, answer.exact ?? null);
+  } else {
+    $("analysis-values").replaceChildren();
+  }
+  $("analysis-best").textContent = answer?.best ? ARROWS[answer.best] + " " + answer.best : "\u2014";
+  if (SOLVED && answer !== null) {
+    showPerfect("analysis-perfect", "analysis-optimum", answer.exact);
+  } else {
+    $("analysis-perfect").textContent = "\u2014";
+    $("analysis-optimum").textContent = "";
+  }
+  $("analysis-board").dataset.analysed = asked;
+  $("analysis-board").dataset.reachable = answer?.reachable ?? "";
+  status("analysis-status", "");
 }
 
 // every tile a board of the model may hold (GET /api/model's tiles: the game's, up to the largest its cells hold)
