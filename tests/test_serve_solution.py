@@ -3,8 +3,8 @@ values the API answers are Solution.move_values', number for number; each move o
 against perfect play; without a model the engine is perfect play; a solution of another board or game, or a
 truncated or altered file, is refused in one line before the server starts; a board the start never reaches is
 analysed as not reachable (200), not refused. In Chromium: the hint panel shows the perfect move and every move's
-exact value, a line after each move says what it lost, and building a position in the Analyse tab asks nothing
-the server refuses and shows no error on the way."""
+exact value, a line after each move says what it lost, a loss reads the same wherever it shows, and building a
+position in the Analyse tab asks nothing the server refuses and shows no error on the way."""
 
 from __future__ import annotations
 
@@ -78,8 +78,9 @@ def exact_of(solution, tiles):
 
 
 def amount(loss):
-    """A loss as the page shows it: two decimals, "< 0.01" for one that they would show as 0.00."""
-    return "< 0.01" if 0 < loss < 0.005 else f"{loss:.2f}"
+    """A loss as the page shows it: 0 for nothing lost, else two decimals, "< 0.01" for one that they would show
+    as 0.00."""
+    return "0" if loss == 0 else "< 0.01" if loss < 0.005 else f"{loss:.2f}"
 
 
 def loss_of(exact, move):
@@ -172,7 +173,7 @@ def test_without_a_model_bad_requests_get_one_line_4xx(perfect):
         (f"/api/games/{game}/moves", {"engine": True, "depth": 1}, "no search depth"),
         ("/api/move", {"board": [2, 0, 0, 0, 0, 0]}, "holds no value of this board"),  # one tile: never dealt
         ("/api/move", {"board": [65536, 2, 0, 0, 0, 2]}, "holds no value of this board"),  # past the solution's tiles
-        ("/api/analyze", {"board": [2, 0, 0, 0]}, "2x3 board"),
+        ("/api/analyze", {"board": [2, 0, 0, 0]}, "this server plays on the 2x3 board, 6 tile values"),
         ("/api/analyze", {"board": [2, 3, 0, 0, 0, 0]}, "3 is not a tile"),
     ]
     for path, body, fragment in cases:
@@ -355,7 +356,7 @@ def test_the_engine_plays_perfectly_without_a_model(browser, perfect):
     page.wait_for_timeout(300)  # a move on its way when paused still lands
     assert re.fullmatch(r"The engine played . (up|right|down|left) \(perfect play: expected score [\d.]+\)\.",
                         page.text_content("#last-move"))
-    assert page.text_content("#move-loss") == "Perfect move." and page.text_content("#play-lost") == "0.00"
+    assert page.text_content("#move-loss") == "Perfect move." and page.text_content("#play-lost") == "0"
     page.close()
     assert errors == []
 
@@ -414,7 +415,8 @@ def watched_page(browser, server, size=(900, 700)):
 def test_the_layout_on_a_solved_board(request, browser, name, size, tmp_path):
     """As on 4x4 (test_serve_browser): the long title of a model with a solution keeps the tabs beside "td2048";
     the 2x3 board centred on a phone, the Analyse tab's panel where the Play tab's is (a palette wider than the
-    three columns' board would push it right); the palette holds the tiles a 2x3 board can hold, up to 128."""
+    three columns' board would push it right); the palette holds the tiles a 2x3 board can hold, up to 128; the
+    Replay tab says what the server plays, a model or perfect play."""
     from test_serve_browser import SIZES, check_layout
 
     server = request.getfixturevalue(name)
@@ -429,6 +431,11 @@ def test_the_layout_on_a_solved_board(request, browser, name, size, tmp_path):
     check_layout(page, size, f"2x3-{name}", tmp_path)
     assert page.eval_on_selector_all("#palette button", "bs => bs.map(b => Number(b.dataset.tile))") == [
         0, 2, 4, 8, 16, 32, 64, 128]
+    page.click("#tab-replay")
+    words = page.text_content("#replay-board")
+    assert words.startswith("This model plays the 2x3 board; " if name == "modelled"
+                            else "This server plays perfectly on the 2x3 board; "), words
+    assert "record files hold 4x4 games" in words and page.is_visible("#replay-board")
     page.close()
     assert problems == []
 
@@ -487,3 +494,27 @@ def test_building_a_position_is_no_error(request, browser, solution, name, size)
     page.close()
     assert problems == []
 
+
+def test_a_loss_reads_the_same_while_the_game_loads_and_after(browser, perfect):
+    """Nothing lost is "0" in the panel's total, while the first game is on its way and once it is there, as
+    beside a perfect move in the table ("0 (perfect)")."""
+    page, problems = watched_page(browser, perfect)
+    held = []
+    page.route("**/api/games", lambda route: held.append(route))
+    page.goto(perfect.url + "/")
+    for _ in range(100):
+        if held:
+            break
+        page.wait_for_timeout(50)
+    assert held and page.get_attribute("#play-board", "aria-busy") == "true"
+    assert page.is_visible("#play-lost") and page.text_content("#play-lost") == "0"
+    held[0].continue_()
+    page.wait_for_function("document.getElementById('play-board').dataset.gameId")
+    assert page.text_content("#play-lost") == "0"
+    page.keyboard.press("h")
+    page.wait_for_function("!document.getElementById('hint').hidden")
+    perfect_moves = page.eval_on_selector_all("#hint-values tr.perfect td:nth-child(3)", "cs => cs.map(c => "
+                                              "c.textContent)")
+    assert perfect_moves and set(perfect_moves) == {"0 (perfect)"}
+    page.close()
+    assert problems == []

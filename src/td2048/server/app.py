@@ -326,8 +326,8 @@ def create_app(engine: Engine, store: GameStore, local: bool = True) -> FastAPI:
         error = min(errors, key=lambda e: {"missing": 2, "extra_forbidden": 1}.get(e.get("type"), 0))
         if tuple(error.get("loc", ())) == ("body", "board") and error.get("type") in ("too_short", "too_long"):
             shape = engine.shape
-            return _error(422, f"board: this model plays the {shape} board, {shape.n_cells} tile values (row-major, "
-                               f"0 for empty), not {len(error.get('input', ()))}")
+            return _error(422, f"board: this server plays on the {shape} board, {shape.n_cells} tile values "
+                               f"(row-major, 0 for empty), not {len(error.get('input', ()))}")
         if engine.network is None and any(e.get("loc", ())[-1:] == ("depth",) and e.get("type") == "none_required"
                                           for e in errors):
             return _error(422, "depth: " + NO_DEPTH)

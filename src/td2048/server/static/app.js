@@ -75,9 +75,10 @@ function showValues(table, values, best, exact = null) {
   }
 }
 
-// an expected score lost, with the digits it needs: "< 0.01" for a loss that two decimals would show as 0.00
-// beside a perfect move's 0 (moves whose values differ in the fourth decimal)
-const amount = (loss) => (loss > 0 && loss < 0.005 ? "< 0.01" : loss.toFixed(2));
+// an expected score lost, one format wherever a loss shows (a move's, a game's total): 0 for nothing lost, as a
+// perfect move's "0 (perfect)"; two decimals otherwise, "< 0.01" for a loss that they would show as 0.00 (moves
+// whose values differ in the fourth decimal)
+const amount = (loss) => (loss === 0 ? "0" : loss < 0.005 ? "< 0.01" : loss.toFixed(2));
 
 // what a move loses against the perfect move: 0 within 1e-9 relative of it, the solution's precision (an optimal
 // move, as td2048 eval --exact counts them, and as the server's loss of a played move says)
@@ -378,8 +379,8 @@ document.querySelectorAll(".exact-only").forEach((e) => { e.hidden = !SOLVED; })
 // the course's records (the record link, the Replay tab) hold 4x4 games: no record of a game on another board
 if (!FULL) {
   $("record-link").hidden = true;
-  $("replay-board").textContent = `This model plays the ${m.board} board; record files hold 4x4 games (the ` +
-    "course's format), which the replay shows on the 4x4 board.";
+  $("replay-board").textContent = `${MODEL ? "This model plays" : "This server plays perfectly on"} the ${m.board} `
+    + "board; record files hold 4x4 games (the course's format), which the replay shows on the 4x4 board.";
   $("replay-board").hidden = false;
   $("replay-status").textContent = "Open a record file (td2048 eval --record on a 4x4 model) to replay its games.";
 }
