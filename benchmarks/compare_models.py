@@ -19,7 +19,7 @@ import td2048
 from td2048.distributed.shards import plan_shards, play_shard
 from td2048.errors import TD2048Error
 from td2048.games.tiles import tile_code
-from td2048.settings import Search
+from td2048.search_settings import Search
 from td2048.threads import run_threads
 
 

@@ -31,7 +31,7 @@ def main(argv=None) -> int:
 
     from td2048.io.model import load_model
     from td2048.play import Agent
-    from td2048.settings import parse_search
+    from td2048.search_settings import parse_search
     from td2048.solve import PERFECT_PLAY, agent_policy, exact_policy_value, load_solution
     from td2048.threads import solver_threads
 

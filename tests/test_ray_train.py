@@ -14,7 +14,7 @@ from commands import assert_one_line_error, start_td2048, td2048
 from hypothesis import given
 from hypothesis import strategies as st
 
-from td2048.distributed.ray_train import NO_ACCUMULATORS, TrainWorker, WorkerSpec, merge_parts
+from td2048.distributed.ray_worker import NO_ACCUMULATORS, TrainWorker, WorkerSpec, merge_parts
 from td2048.io.model import load_model
 from td2048.kernels.exchange import apply_changes, changed_indices, flagged_indices, gather_changes, merge_changes
 from td2048.kernels.merge import CHUNK_SHIFT, dirty_size, merge_regions

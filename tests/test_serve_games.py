@@ -16,7 +16,7 @@ from test_wide_training import FIB_CLAMP, FIB_NETWORK
 import td2048 as api
 from td2048.games.tiles import FIBONACCI, tile_value
 from td2048.io.replay_html import replay_text
-from td2048.settings import parse_search
+from td2048.search_settings import parse_search
 
 DIRECTIONS = ["up", "right", "down", "left"]
 

@@ -19,7 +19,7 @@ from serving import Server, assert_refused
 import td2048 as api
 from td2048.games.tiles import tile_value
 from td2048.models import shipped_model
-from td2048.settings import parse_search
+from td2048.search_settings import parse_search
 from td2048.solve import load_solution
 from td2048.solve.policy import RTOL
 

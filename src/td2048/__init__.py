@@ -3,7 +3,8 @@
 Layers, calls going one way only::
 
     cli/                parse options, print, one error boundary  (td2048.cli)
-    settings.py         what a run or a player is asked to do     (Python: checked before any kernel loads)
+    settings.py         what a run is asked to do                 (Python: checked before any kernel loads)
+    search_settings.py  how a player searches                     (Python: checked before any kernel loads)
     training.py         a run's blocks, train() in memory         (Python)
     learn.py            learning a block of episodes, threads     (Python + kernels)
     play.py             choosing moves, playing without learning  (Python + kernels)
@@ -32,7 +33,7 @@ register_when_imported()  # gymnasium.make("td2048/2048-v0"), gymnasium.make_vec
 _PUBLIC = {"load": "td2048.api", "save": "td2048.api", "Board": "td2048.games.board",
            "TrainSettings": "td2048.settings", "BoardShape": "td2048.games.shape", "train": "td2048.training",
            "Network": "td2048.network",
-           "parse_network": "td2048.network", "Agent": "td2048.play", "Search": "td2048.settings",
+           "parse_network": "td2048.network", "Agent": "td2048.play", "Search": "td2048.search_settings",
            "evaluate": "td2048.play", "BlockStats": "td2048.stats", "TileGameEnv": "td2048.envs",
            "TileGameVectorEnv": "td2048.envs"}
 

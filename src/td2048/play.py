@@ -31,7 +31,7 @@ from td2048.games.game2048 import MOVE_NAMES
 from td2048.games.shape import as_shape
 from td2048.network import Network, aligned_zeros
 from td2048.rng import game_rng_states, seed_words, thread_rng_rows
-from td2048.settings import (
+from td2048.search_settings import (
     MAX_DEPTH,
     TT_ENTRY_BYTES,
     Search,

@@ -9,7 +9,7 @@ from td2048.cli.options import add_search_arguments
 from td2048.errors import TD2048Error
 from td2048.io.model import load_model
 from td2048.models import model_or_shipped
-from td2048.settings import parse_search
+from td2048.search_settings import parse_search
 
 HELP = "the value of every move of one position (expectimax to --depth)"
 DESCRIPTION = """\

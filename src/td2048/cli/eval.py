@@ -19,7 +19,7 @@ from td2048.config import DEFAULT_SHARD_SIZE
 from td2048.errors import TD2048Error
 from td2048.io.atomic import atomic_open
 from td2048.io.model import load_model
-from td2048.settings import parse_search, search_settings_json
+from td2048.search_settings import parse_search, search_settings_json
 
 HELP = "evaluate a model: play games without learning (greedy, or expectimax with --depth)"
 DESCRIPTION = f"""\

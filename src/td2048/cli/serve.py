@@ -10,8 +10,8 @@ import time
 
 from td2048.cli.options import nonnegative_int_arg, positive_float_arg, positive_int_arg
 from td2048.errors import TD2048Error
+from td2048.search_settings import MAX_DEPTH
 from td2048.server import DEFAULT_MAX_AGE, DEFAULT_MAX_GAMES, DEFAULT_QUEUE
-from td2048.settings import MAX_DEPTH
 
 PREPARING_NOTICE_SECONDS = 2.0  # longer than loading compiled kernels takes: the notice means a compile
 DEFAULT_DEPTH, DEFAULT_MAX_DEPTH = 2, 4

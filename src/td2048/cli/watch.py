@@ -15,7 +15,7 @@ from td2048.cli.options import add_search_arguments, nonnegative_float_arg, nonn
 from td2048.games.tiles import tile_value
 from td2048.io.model import load_model
 from td2048.models import model_or_shipped
-from td2048.settings import parse_search
+from td2048.search_settings import parse_search
 
 if TYPE_CHECKING:
     from td2048.cli.terminal import Keys

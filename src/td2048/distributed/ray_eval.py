@@ -32,7 +32,7 @@ from td2048.distributed.shards import (
 )
 from td2048.errors import TD2048Error
 from td2048.network import Network
-from td2048.settings import Search
+from td2048.search_settings import Search
 from td2048.spec import NetworkSpec
 
 SHARD_RETRIES = 3  # times Ray runs a shard again after its worker died

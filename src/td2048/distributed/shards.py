@@ -29,7 +29,7 @@ import numpy as np
 from td2048.config import DEFAULT_SHARD_SIZE
 from td2048.errors import TD2048Error
 from td2048.network import Network
-from td2048.settings import Search
+from td2048.search_settings import Search
 from td2048.stats import BlockStats
 from td2048.threads import run_threads
 

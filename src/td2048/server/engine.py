@@ -34,8 +34,8 @@ from typing import TypeVar
 from td2048 import Agent, Board, TD2048Error
 from td2048.games.game2048 import MOVE_NAMES
 from td2048.games.tiles import tile_value
+from td2048.search_settings import MAX_DEPTH, parse_search
 from td2048.server import DEFAULT_QUEUE
-from td2048.settings import MAX_DEPTH, parse_search
 
 T = TypeVar("T")
 
