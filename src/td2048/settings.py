@@ -193,8 +193,8 @@ class TrainSettings:
     pretrain : str or None
         ``"NETWORK:EPISODES"``: before this run, a smaller network (a preset or hex tuples of the same board)
         is trained by TD(0) for EPISODES episodes (:meth:`pretrain_settings`), and every weight of this run's
-        whole-board network starts from that network's value of its position
-        (:meth:`td2048.network.Network.start_from`);
+        network of one tuple (the whole board, or most of it) starts from that network's value of the position
+        that reads it (:meth:`td2048.network.Network.start_from`);
         None: no pretraining.
     """
 
@@ -291,10 +291,10 @@ class TrainSettings:
         self.tc_start()  # raises on a bad --tc-from
         if not (isinstance(self.tc_alpha, (int, float)) and math.isfinite(self.tc_alpha) and self.tc_alpha > 0):
             raise TD2048Error(f"--tc-alpha must be a positive number, not {self.tc_alpha}")
-        self.restart_code()  # raises on a bad --restart-tile
         if self.tc_start_rate is None:
             self.tc_start_rate = self.default_tc_start_rate()
-        self.learning_options()  # raises on an option out of range: each is checked as the value is made
+        self.learning_options()  # raises on an option out of range (each is checked as the value is made), or on a
+        # bad --restart-tile (restart_code)
         self._check_combinations()
         if self.network is not None:
             self.spec().check_memory(self.memory_limit)
@@ -402,8 +402,8 @@ class TrainSettings:
         self.pretrain_settings()  # raises on a network that does not fit the board or the memory limit
         if self.network is not None:
             spec = self.spec()
-            if not spec.whole_board:
-                raise TD2048Error(f"--pretrain starts a whole-board network (one tuple of every cell, such as "
+            if not spec.one_tuple:
+                raise TD2048Error(f"--pretrain starts a network of one tuple (such as the whole board, "
                                   f"{''.join(f'{c:x}' for c in range(spec.board.n_cells))}) from a smaller one's "
                                   f"values; {spec.name} is not one")
 
