@@ -1,4 +1,4 @@
-"""--pretrain: a smaller network trained first, in the run's pretrain/ directory, and a whole-board network
+"""--pretrain: a smaller network trained first, in the run's pretrain/ directory, and a network of one tuple (the whole board, or most of it)
 started from its values (Network.start_from), checked against the symmetric images' values in plain Python."""
 
 import json
@@ -48,9 +48,27 @@ def test_clamped_codes_read_as_the_clamp(started):
     assert whole.value(from_grid(grid)) == pytest.approx(np.mean(images), rel=1e-5, abs=1e-3)
 
 
-def test_only_a_whole_board_network_starts_from_another():
+def test_a_tuple_of_most_cells_starts_at_its_images_values_without_the_cells_it_does_not_read():
     source = Network(parse_network("2x6", board=SQUARE))
-    with pytest.raises(TD2048Error, match="whole-board"):
+    rng = np.random.default_rng(7)
+    for table in source.tables():
+        table[:] = rng.normal(0, 10, len(table))
+    most = Network(parse_network("01234567", clamp=CLAMP, board=SQUARE))  # all but the last corner
+    most.start_from(source)
+    grid = [[5, 0, 1], [0, 2, 0], [3, 0, 9]]
+    clamped = [[min(c, CLAMP) for c in row] for row in grid]
+    # each image reads its first 8 cells: the source's value of that image with its last cell emptied, / 8
+    images = []
+    for g in all_symmetries(clamped):
+        g = [list(row) for row in g]
+        g[2][2] = 0
+        images.append(source.value(from_grid(g)))
+    assert most.value(from_grid(grid)) == pytest.approx(np.mean(images), rel=1e-5, abs=1e-3)
+
+
+def test_only_a_network_of_one_tuple_starts_from_another():
+    source = Network(parse_network("2x6", board=SQUARE))
+    with pytest.raises(TD2048Error, match="one tuple"):
         Network(parse_network("3x3", board=SQUARE)).start_from(source)
     with pytest.raises(TD2048Error, match="another game"):
         Network(parse_network("012345678", clamp=2, board=SQUARE), game="2584").start_from(source)
@@ -110,4 +128,4 @@ def test_the_cli_pretrains_then_trains_and_says_so(tmp_path):
     assert (run / "pretrain" / "model.td2048").exists() and (run / "model.td2048").exists()
     assert json.loads((run / "settings.json").read_text())["pretrain"] == "2x3:400"
     r = td2048("train", "--board", "2x3", "--network", "2x3", "--pretrain", "2x3:400", "--out", tmp_path / "bad")
-    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "whole-board" in r.stderr
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "one tuple" in r.stderr

@@ -323,11 +323,14 @@ class Network:
         w[self.spec.stage_markers:] = 0.0
 
     def start_from(self, source: Network) -> None:
-        """Start a whole-board network (one tuple of every cell) from another network's values.
+        """Start a network of one tuple from another network's values.
 
-        Every weight is set to ``source``'s value of the position that reads it, split over the features, so
-        that V(board) is the mean of ``source``'s values of the board's symmetric images (its value itself
-        where ``source`` reads every isomorphism). Codes clamped in this network are read as the clamp.
+        Every weight is set to ``source``'s value of the position that reads it, split over the features: the
+        board with the weight's codes on the tuple's cells and every other cell empty. On a whole-board network
+        (one tuple of every cell) that is each position's own value, so V(board) is the mean of ``source``'s
+        values of the board's symmetric images (its value itself where ``source`` reads every isomorphism). A
+        tuple of fewer cells (``01234567`` on 3x3: 8 of the 9 cells) starts each symmetric image at the value of
+        the board without the cells it does not read. Codes clamped in this network are read as the clamp.
 
         Parameters
         ----------
@@ -337,20 +340,20 @@ class Network:
         Raises
         ------
         TD2048Error
-            When this network is not one tuple of every cell, has stages, or the two differ in board, game,
-            cells or method.
+            When this network has more than one tuple or has stages, or the two differ in board, game, cells or
+            method.
         """
         spec = self.spec
-        if not spec.whole_board:
-            raise TD2048Error(f"only a whole-board network (one tuple of every cell, one stage) starts from another "
-                              f"network's values; {spec.name} is not one")
+        if not spec.one_tuple:
+            raise TD2048Error(f"only a network of one tuple (in one stage) starts from another network's values; "
+                              f"{spec.name} is not one")
         for what, mine, theirs in (("board", spec.board, source.spec.board), ("game", self.game, source.game),
                                    ("cells", self.cell_bits, source.cell_bits), ("method", self.method, source.method)):
             if mine != theirs:
                 raise TD2048Error(f"network {source.spec.name} is of another {what} ({theirs}, not {mine})")
-        from td2048.kernels.transfer import whole_board_filler
+        from td2048.kernels.transfer import one_tuple_filler
 
-        fill = whole_board_filler(source.kernels, self.kernels)
+        fill = one_tuple_filler(source.kernels, self.kernels)
         frame = np.array(spec.frame_tuples[0], np.int64)
         fill(self.weights, source.weights, frame, spec.values_per_cell, spec.n_features)
 

@@ -169,9 +169,15 @@ class NetworkSpec:
         return CELL_VALUES if self.clamp is None else self.clamp + 1
 
     @property
+    def one_tuple(self) -> bool:
+        """Whether the network is one tuple in one stage: a table that another network's values can start
+        (:meth:`td2048.network.Network.start_from`)."""
+        return len(self.tuples) == 1 and not self.stages
+
+    @property
     def whole_board(self) -> bool:
         """Whether the network is one tuple of every cell of its board, in one stage: a weight for every position."""
-        return len(self.tuples) == 1 and len(self.tuples[0]) == self.board.n_cells and not self.stages
+        return self.one_tuple and len(self.tuples[0]) == self.board.n_cells
 
     @property
     def symmetric(self) -> bool:

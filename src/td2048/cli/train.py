@@ -156,9 +156,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "the network's own (default 0.5)")
     p.add_argument("--pretrain", default=None, metavar="NETWORK:EPISODES",
                    help="first train NETWORK (a preset or hex tuples of the board) by TD(0) for EPISODES episodes, in "
-                        "the run directory's pretrain/, then start every weight of this run's whole-board network "
-                        "(one tuple of every cell) from that network's value of its position: a start close to the "
-                        "values, where --optimistic gives every position one value (e.g. 2x6:3000000 on 3x3)")
+                        "the run directory's pretrain/, then start every weight of this run's network of one tuple "
+                        "(the whole board, or most of it) from that network's value of the position that reads it: a "
+                        "start close to the values, where --optimistic gives every position one value (e.g. "
+                        "2x6:3000000 on 3x3)")
     p.add_argument("--optimistic", type=nonnegative_float_arg, default=None, metavar="V",
                    help="optimistic TD (OTD): every board starts at value V, each weight at V / (tuples x "
                         "isomorphisms), TDL2048+'s =V/norm (e.g. 320000): unseen boards look good and get tried")

@@ -1,9 +1,9 @@
-"""One network's weights started from another's values: a whole-board table from a smaller network.
+"""One network's weights started from another's values: a large table from a smaller network.
 
-A whole-board network (one tuple of every cell) has a weight for every position, so it can start where a
-smaller, generalising network has got to: each weight is the smaller network's value of the position that
-reads it, split over the features. Every position of the table is visited once, in compiled code, on the
-threads Numba has (see :func:`td2048.network.Network.start_from`).
+A network of one tuple (the whole board, or most of it) can start where a smaller, generalising network has
+got to: each weight is the smaller network's value of the position that reads it (the tuple's cells as the
+weight's codes say, every other cell empty), split over the features. Every combination of codes of the table
+is visited once, in compiled code, on the threads Numba has (see :func:`td2048.network.Network.start_from`).
 """
 
 from __future__ import annotations
@@ -23,22 +23,23 @@ def _spell(codes, frame_cells, first, end, number, base):
         rest //= base
 
 
-def whole_board_filler(source_kernels, kernels):
-    """The compiled filler of a whole-board network's table from another network's values.
+def one_tuple_filler(source_kernels, kernels):
+    """The compiled filler of a one-tuple network's table from another network's values.
 
     Parameters
     ----------
     source_kernels : module
         The kernels of the network whose values are copied (:func:`td2048.kernels.kernels_for`).
     kernels : module
-        The kernels of the whole-board network, of the same cells (4 or 5 bits).
+        The kernels of the one-tuple network, of the same cells (4 or 5 bits).
 
     Returns
     -------
     callable
         ``fill(weights, source_weights, frame_cells, values_per_cell, n_features)``: for every combination of
-        codes 0 .. values_per_cell - 1 of the board's cells (their 4x4-frame cells ``frame_cells``), the weight
-        the board's first feature reads is set to the source's value of the board / ``n_features``.
+        codes 0 .. values_per_cell - 1 of the tuple's cells (their 4x4-frame cells ``frame_cells``; the other
+        cells empty), the weight the board's first feature reads is set to the source's value of the board /
+        ``n_features``.
     """
     key = (source_kernels.__name__, kernels.__name__)
     if key not in _fillers:
