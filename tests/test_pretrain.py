@@ -1,5 +1,6 @@
-"""--pretrain: a smaller network trained first, in the run's pretrain/ directory, and a network of one tuple (the whole board, or most of it)
-started from its values (Network.start_from), checked against the symmetric images' values in plain Python."""
+"""--pretrain: a smaller network trained first, in the run's pretrain/ directory, and a network of one tuple (the
+whole board, or most of it) started from its values (Network.start_from), checked against the symmetric images'
+values in plain Python."""
 
 import json
 import re
