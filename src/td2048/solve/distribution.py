@@ -19,9 +19,9 @@ import numpy as np
 
 from td2048.config import njit
 from td2048.games.tiles import tile_value
-from td2048.solve.chance import P_BIG, P_SMALL
-from td2048.solve.positions import count_empty, is_empty, key_codes, slide, tracked_child, tracked_images
-from td2048.solve.sets import build_index, lookup
+from td2048.solve.chance import P_BIG, P_SMALL, chance_children, chance_scratch, child_rows
+from td2048.solve.positions import key_codes, slide
+from td2048.solve.sets import build_index
 
 NEGLIGIBLE = 1e-20  # a window column of F holding less probability than this over a whole layer is dropped
 
@@ -98,7 +98,7 @@ def spread_layer(keys, moves, mass, f0, symmetric, wide, table4, table5, vertica
     its move (a small tile keeps F, a big one adds 1), or, for a position with no legal move (``moves[s] < 0``),
     to the score it ends with (``hist[score]``). Returns the number of children not found."""
     codes = np.zeros(16, np.int64)
-    images = np.zeros(8, np.uint64)
+    images, children, rows = chance_scratch()
     width = mass.shape[1]
     missing = 0
     for s in range(keys.shape[0]):
@@ -113,22 +113,17 @@ def spread_layer(keys, moves, mass, f0, symmetric, wide, table4, table5, vertica
                     hist[base - big_gain * (f0 + j)] += mass[s, j]
             continue
         lo, hi, reward, legal = slide(key, moves[s], wide, table4, table5, vertical, frame, n)
-        m = tracked_images(lo, hi, symmetric, wide, frame, n, perms, col_shift, row_shift, square, images)
-        empty = count_empty(lo, hi, frame, n)
+        empty = chance_children(lo, hi, symmetric, wide, frame, n, perms, col_shift, row_shift, square, shifts, images,
+                                children)
+        found = child_rows(children, empty, keys_small, index_small, keys_big, index_big, rows)
+        missing += empty - found
         p_small = P_SMALL / empty
         p_big = P_BIG / empty
         at_small = f0 - f0_small
         at_big = f0 + 1 - f0_big
-        for cell in range(n):
-            if not is_empty(lo, hi, cell, frame):
-                continue
-            k1 = tracked_child(images, m, shifts, lo, hi, cell, 1, symmetric, wide, frame, n)
-            k2 = tracked_child(images, m, shifts, lo, hi, cell, 2, symmetric, wide, frame, n)
-            i1 = lookup(index_small, keys_small, k1)
-            i2 = lookup(index_big, keys_big, k2)
-            if i1 < 0 or i2 < 0:
-                missing += 1
-                continue
+        for k in range(found):
+            i1 = rows[0, k]
+            i2 = rows[1, k]
             for j in range(width):
                 p = mass[s, j]
                 if p != 0.0:

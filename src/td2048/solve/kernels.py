@@ -20,17 +20,8 @@ import numpy as np
 
 from td2048.config import njit
 from td2048.games.keys import canon4, canon5
-from td2048.solve.chance import P_BIG, P_SMALL
-from td2048.solve.positions import (
-    count_empty,
-    is_empty,
-    key_board,
-    least,
-    max_code,
-    orientations,
-    oriented_child,
-    slide,
-)
+from td2048.solve.chance import add_expected_values, chance_children, chance_scratch, child_rows
+from td2048.solve.positions import key_board, least, max_code, orientations, slide
 from td2048.solve.sets import EMPTY, grown, lookup, members, set_add
 
 __all__ = ["COMPILED", "canon4", "canon5"]
@@ -81,18 +72,17 @@ def _compiled(wide_variant: bool) -> SimpleNamespace:
         big = np.full(size, EMPTY, np.uint64)
         n_small = 0
         n_big = 0
-        images = np.zeros(8, np.uint64)
+        images, children, _ = chance_scratch()
         for s in range(first, last):
             lo, hi = key_board(afters[s], wide, frame, n)
-            m = orientations(lo, hi, wide, frame, n, perms, col_shift, row_shift, square, images)
-            for cell in range(n):
-                if not is_empty(lo, hi, cell, frame):
-                    continue
-                if set_add(small, oriented_child(images, m, shifts, cell, 1)):
+            empty = chance_children(lo, hi, True, wide, frame, n, perms, col_shift, row_shift, square, shifts, images,
+                                    children)
+            for k in range(empty):
+                if set_add(small, children[0, k]):
                     n_small += 1
                     if 2 * n_small > small.shape[0]:
                         small = grown(small)
-                if set_add(big, oriented_child(images, m, shifts, cell, 2)):
+                if set_add(big, children[1, k]):
                     n_big += 1
                     if 2 * n_big > big.shape[0]:
                         big = grown(big)
@@ -108,28 +98,19 @@ def _compiled(wide_variant: bool) -> SimpleNamespace:
         layers are inconsistent)."""
         wide = wide_variant
         aims = out.shape[1]
-        images = np.zeros(8, np.uint64)
+        images, children, rows = chance_scratch()
         missing = 0
         for s in range(first, last):
             key = afters[s]
             lo, hi = key_board(key, wide, frame, n)
             top = max_code(key, wide, frame, n)
-            m = orientations(lo, hi, wide, frame, n, perms, col_shift, row_shift, square, images)
-            empty = count_empty(lo, hi, frame, n)
-            p_cell = 1.0 / empty
+            empty = chance_children(lo, hi, True, wide, frame, n, perms, col_shift, row_shift, square, shifts, images,
+                                    children)
+            found = child_rows(children, empty, keys_small, index_small, keys_big, index_big, rows)
+            missing += empty - found
             for a in range(aims):
                 out[s, a] = 0.0
-            for cell in range(n):
-                if not is_empty(lo, hi, cell, frame):
-                    continue
-                i1 = lookup(index_small, keys_small, oriented_child(images, m, shifts, cell, 1))
-                i2 = lookup(index_big, keys_big, oriented_child(images, m, shifts, cell, 2))
-                if i1 < 0 or i2 < 0:
-                    missing += 1
-                    continue
-                out[s, 0] += p_cell * (P_SMALL * values_small[i1, 0] + P_BIG * values_big[i2, 0])
-                for a in range(top + 1, aims):  # the reach of a code the afterstate holds is 1: not summed
-                    out[s, a] += p_cell * (P_SMALL * values_small[i1, a] + P_BIG * values_big[i2, a])
+            add_expected_values(out, s, top, rows, found, values_small, values_big, 1.0 / empty, 1.0)
             for a in range(1, min(top + 1, aims)):
                 out[s, a] = 1.0
         return missing

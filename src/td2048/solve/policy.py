@@ -31,29 +31,18 @@ import numpy as np
 from td2048.config import njit
 from td2048.errors import TD2048Error
 from td2048.games.game2048 import MOVE_NAMES
-from td2048.solve.chance import P_BIG, P_SMALL
+from td2048.solve.chance import (
+    P_BIG,
+    P_SMALL,
+    add_expected_values,
+    chance_children,
+    chance_scratch,
+    child_rows,
+    expected_table_value,
+)
 from td2048.solve.distribution import ScoreDistribution, score_distribution
-from td2048.solve.positions import (
-    count_empty,
-    is_empty,
-    key_board,
-    least,
-    max_code,
-    orientations,
-    oriented_child,
-    slide,
-    tracked_child,
-    tracked_images,
-)
-from td2048.solve.sets import (
-    accumulate,
-    accumulate_part,
-    build_index,
-    lookup,
-    merge_disjoint,
-    table_value,
-    value_table,
-)
+from td2048.solve.positions import key_board, least, max_code, orientations, slide
+from td2048.solve.sets import accumulate, accumulate_part, build_index, merge_disjoint, table_value, value_table
 from td2048.solve.solution import Solution, probability
 from td2048.threads import solver_threads, split_range
 
@@ -102,7 +91,7 @@ def _compiled(wide: bool) -> SimpleNamespace:
         as :meth:`~td2048.solve.Solution.move_values` sums it). V*(s) is the solution's value of the board (the
         ``opt_`` layer of its own tile sum), so a policy's move is the only one valued. ``status[s]``: 0, 1 for
         an illegal move chosen, 2 for a child the solution does not hold."""
-        images = np.zeros(8, np.uint64)
+        images, children, _ = chance_scratch()
         q = np.zeros(4)
         written = first * n
         for s in range(first, last):
@@ -121,19 +110,12 @@ def _compiled(wide: bool) -> SimpleNamespace:
                 lo, hi, reward, legal = slide(key, d, wide, table4, table5, vertical, frame, n)
                 if not legal:
                     continue
-                m = orientations(lo, hi, wide, frame, n, perms, col_shift, row_shift, square, images)
-                empty = count_empty(lo, hi, frame, n)
-                acc = 0.0
-                p_cell = 1.0 / empty
-                for cell in range(n):
-                    if not is_empty(lo, hi, cell, frame):
-                        continue
-                    f1, v1 = table_value(opt_small_table, opt_small_bits, oriented_child(images, m, shifts, cell, 1))
-                    f2, v2 = table_value(opt_big_table, opt_big_bits, oriented_child(images, m, shifts, cell, 2))
-                    if not (f1 and f2):
-                        status[s] = 2
-                        continue
-                    acc += p_cell * (P_SMALL * v1 + P_BIG * v2)
+                empty = chance_children(lo, hi, True, wide, frame, n, perms, col_shift, row_shift, square, shifts,
+                                        images, children)
+                acc, complete = expected_table_value(children, empty, opt_small_table, opt_small_bits, opt_big_table,
+                                                     opt_big_bits)
+                if not complete:
+                    status[s] = 2
                 q[d] = acc + reward
                 if q[d] > best:
                     best = q[d]
@@ -155,13 +137,11 @@ def _compiled(wide: bool) -> SimpleNamespace:
                 status[s] = 1
                 continue
             lo, hi, reward, legal = slide(key, chosen, wide, table4, table5, vertical, frame, n)
-            m = tracked_images(lo, hi, symmetric, wide, frame, n, perms, col_shift, row_shift, square, images)
-            empty = count_empty(lo, hi, frame, n)
-            for cell in range(n):
-                if not is_empty(lo, hi, cell, frame):
-                    continue
-                small[written] = tracked_child(images, m, shifts, lo, hi, cell, 1, symmetric, wide, frame, n)
-                big[written] = tracked_child(images, m, shifts, lo, hi, cell, 2, symmetric, wide, frame, n)
+            empty = chance_children(lo, hi, symmetric, wide, frame, n, perms, col_shift, row_shift, square, shifts,
+                                    images, children)
+            for k in range(empty):
+                small[written] = children[0, k]
+                big[written] = children[1, k]
                 w_small[written] = probs[s] * P_SMALL / empty
                 w_big[written] = probs[s] * P_BIG / empty
                 written += 1
@@ -178,7 +158,7 @@ def _compiled(wide: bool) -> SimpleNamespace:
         ``out[s, c]`` the probability of ever holding a tile of code >= c. Returns the number of children not
         found (0 unless the layers are inconsistent)."""
         aims = out.shape[1]
-        images = np.zeros(8, np.uint64)
+        images, children, rows = chance_scratch()
         missing = 0
         for s in range(first, last):
             key = keys[s]
@@ -187,21 +167,11 @@ def _compiled(wide: bool) -> SimpleNamespace:
                 out[s, a] = 0.0
             if moves[s] >= 0:
                 lo, hi, reward, legal = slide(key, moves[s], wide, table4, table5, vertical, frame, n)
-                m = tracked_images(lo, hi, symmetric, wide, frame, n, perms, col_shift, row_shift, square, images)
-                empty = count_empty(lo, hi, frame, n)
-                for cell in range(n):
-                    if not is_empty(lo, hi, cell, frame):
-                        continue
-                    c1 = tracked_child(images, m, shifts, lo, hi, cell, 1, symmetric, wide, frame, n)
-                    c2 = tracked_child(images, m, shifts, lo, hi, cell, 2, symmetric, wide, frame, n)
-                    i1 = lookup(index_small, keys_small, c1)
-                    i2 = lookup(index_big, keys_big, c2)
-                    if i1 < 0 or i2 < 0:
-                        missing += 1
-                        continue
-                    out[s, 0] += (P_SMALL * values_small[i1, 0] + P_BIG * values_big[i2, 0]) / empty
-                    for a in range(top + 1, aims):  # the reach of a code the board holds is 1: not summed
-                        out[s, a] += (P_SMALL * values_small[i1, a] + P_BIG * values_big[i2, a]) / empty
+                empty = chance_children(lo, hi, symmetric, wide, frame, n, perms, col_shift, row_shift, square, shifts,
+                                        images, children)
+                found = child_rows(children, empty, keys_small, index_small, keys_big, index_big, rows)
+                missing += empty - found
+                add_expected_values(out, s, top, rows, found, values_small, values_big, 1.0, empty)
                 out[s, 0] += reward
             for a in range(1, min(top + 1, aims)):
                 out[s, a] = 1.0

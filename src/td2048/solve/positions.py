@@ -84,16 +84,6 @@ def is_empty(lo, hi, cell, frame):
 
 
 @njit(inline="always")
-def count_empty(lo, hi, frame, n):
-    """The empty cells of a frame board."""
-    empty = 0
-    for cell in range(n):
-        if is_empty(lo, hi, cell, frame):
-            empty += 1
-    return empty
-
-
-@njit(inline="always")
 def orientations(lo, hi, wide, frame, n, perms, col_shift, row_shift, square, out):
     """Fill ``out`` with the board's image under each symmetry (the boards :func:`canon4` and :func:`canon5`
     take the least of) and return how many there are. Each image is linear in the cells: the image of a board
