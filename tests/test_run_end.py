@@ -198,13 +198,17 @@ def test_train_ends_with_the_next_commands_for_its_model(tmp_path, cli_env):
     model = str(out / "model.td2048")
     assert commands["eval"] == ["td2048", "eval", model, "--games", "1000"]
     assert commands["watch"] == ["td2048", "watch", model] and commands["serve"] == ["td2048", "serve", model]
-    assert commands["plot"] == ["td2048", "plot", str(out), "-o", "progress.png"]
+    assert commands["plot"] == ["td2048", "plot", str(out), "-o", str(out / "progress.png")]
     assert f"'{model}'" in r.stdout  # the path has a space: quoted for the shell
 
+    (out / "progress.png").unlink()
+    before = sorted(tmp_path.rglob("*"))
     evaluated = run_printed(commands["eval"], cli_env, tmp_path)
     assert "avg = " in evaluated.stdout
     run_printed(commands["plot"], cli_env, tmp_path)
-    assert (tmp_path / "progress.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (out / "progress.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # nothing a next line writes lands outside the run directory (a checkout's git status stays clean)
+    assert sorted(tmp_path.rglob("*")) == sorted([*before, out / "progress.png"])
 
 
 def test_a_2584_run_ends_with_commands_that_play_2584(tmp_path, cli_env):
@@ -286,7 +290,8 @@ def test_after_the_readme_set_up_each_next_line_runs_as_printed(tmp_path, cli_en
         serve.send_signal(signal.SIGINT)
         assert serve.wait(timeout=30) == 0
     paste(commands[3])  # plot
-    assert (tmp_path / "progress.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    out = tmp_path / "runs" / "first"
+    assert (out / "progress.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and not (tmp_path / "progress.png").exists()
 
 
 def test_the_printed_commands_call_td2048_as_it_was_called(tmp_path, monkeypatch):

@@ -485,6 +485,7 @@ def next_steps(model: Path, run_dir: Path, plot: bool = True) -> list[str]:
              (f"{td2048} serve {path}", "a web app to play with hints" if served
               else "a web app; needs pip install 'td2048[serve]'")]
     if plot:
-        steps.append((f"{td2048} plot {directory} -o progress.png", "the curves; more run directories to compare"))
+        drawing = shlex.quote(str(run_dir / "progress.png"))  # in the run directory, as every file a next line writes
+        steps.append((f"{td2048} plot {directory} -o {drawing}", "the curves; more run directories to compare"))
     width = max(len(command) for command, _ in steps)
     return [f"# {'next:' if i == 0 else '':6} {command:{width}}   ({what})" for i, (command, what) in enumerate(steps)]
