@@ -12,53 +12,116 @@ score, above every position's value. On 2x4 the whole board fits clamped at 1024
 reaches), and backing up every move of each position played (``expected-all``) spreads what is learned fast
 enough. On 3x3 the whole board fits clamped at 512 (a 1024, met in 1% of perfect play's games, reads as 512), but
 one optimistic value for 48 million positions takes too long to come down: a ``2x6`` network is first trained by
-TD(0) for a few minutes (``--pretrain``), and every position starts at its value instead.
+TD(0) for a few minutes (``--pretrain``), and every position starts at its value instead. For a machine without
+the 7.6 GiB that run holds at its peak, 3x3 has a second recipe: one tuple of 8 of the 9 cells (each symmetric
+image leaves out a corner, 382 MiB), started and learned the same way; ``td2048 train --board 3x3`` trains the
+best recipe that fits the memory free (:func:`recipe`).
 """
 
 from __future__ import annotations
 
 _EXACT = {"target": "expected", "alpha": 1.0, "update": "forward"}
 
-RECIPES: dict[tuple[str, str], dict] = {
-    ("2048", "2x2"): {"network": "1x4", **_EXACT, "optimistic": 200.0, "episodes": 20_000, "block": 2_000},
-    ("2048", "2x3"): {"network": "1x6", **_EXACT, "optimistic": 1000.0, "episodes": 4_000_000, "block": 200_000},
+RECIPES: dict[tuple[str, str], tuple[dict, ...]] = {
+    ("2048", "2x2"): ({"network": "1x4", **_EXACT, "optimistic": 200.0, "episodes": 20_000, "block": 2_000},),
+    ("2048", "2x3"): ({"network": "1x6", **_EXACT, "optimistic": 1000.0, "episodes": 4_000_000, "block": 200_000},),
     # the whole board clamped at 1024 (11**8 weights, 857 MB), every move of a position backed up, on two threads
-    ("2048", "2x4"): {"network": "01234567", "clamp": 10, "target": "expected-all", "alpha": 1.0, "update": "forward",
-                      "optimistic": 4000.0, "threads": 2, "episodes": 3_000_000, "block": 250_000},
-    # the whole board clamped at 512 (10**9 weights, 3.73 GiB), started from a 2x6 network's values learned first
-    ("2048", "3x3"): {"network": "012345678", "clamp": 9, "memory_limit": 4 << 30, "pretrain": "2x6:3000000",
-                      "target": "expected-all", "alpha": 1.0, "update": "forward", "threads": 2,
-                      "episodes": 1_000_000, "block": 250_000},
-    ("2584", "2x3"): {"network": "1x6", "clamp": 12, **_EXACT, "optimistic": 3000.0, "episodes": 2_000_000,
-                      "block": 200_000},
+    ("2048", "2x4"): ({"network": "01234567", "clamp": 10, "target": "expected-all", "alpha": 1.0,
+                       "update": "forward", "optimistic": 4000.0, "threads": 2, "episodes": 3_000_000,
+                       "block": 250_000},),
+    ("2048", "3x3"): (
+        # the whole board clamped at 512 (10**9 weights, 3.73 GiB), started from a 2x6 network's values learned first
+        {"network": "012345678", "clamp": 9, "memory_limit": 4 << 30, "pretrain": "2x6:3000000",
+         "target": "expected-all", "alpha": 1.0, "update": "forward", "threads": 2, "episodes": 1_000_000,
+         "block": 250_000},
+        # for less memory: one tuple of 8 of the 9 cells (each symmetric image leaves out a corner), clamped at
+        # 512 (10**8 weights, 382 MiB), started and learned the same way
+        {"network": "01234567", "clamp": 9, "pretrain": "2x6:3000000", "target": "expected-all", "alpha": 1.0,
+         "update": "forward", "threads": 2, "episodes": 1_000_000, "block": 250_000},
+    ),
+    ("2584", "2x3"): ({"network": "1x6", "clamp": 12, **_EXACT, "optimistic": 3000.0, "episodes": 2_000_000,
+                       "block": 200_000},),
 }
-"""(game, board) -> the settings of its recipe (:class:`td2048.settings.TrainSettings` fields)."""
+"""(game, board) -> the settings of its recipes (:class:`td2048.settings.TrainSettings` fields), the best first;
+a later one needs less memory."""
 
 _TRANSPOSED = {"3x2": "2x3", "4x2": "2x4"}  # a board's transpose trains the same network, transposed
 
 
-def recipe(board: str, game: str = "2048") -> dict:
-    """The recipe of a board and game: the settings its ``td2048 train`` defaults to.
+def recipes(board: str, game: str = "2048") -> list[dict]:
+    """Every recipe of a board and game, the best first (each later one needs less memory).
 
     Parameters
     ----------
     board : str
-        The board's name (``"2x3"``); a transposed board (``"3x2"``) takes its transpose's recipe, whose
+        The board's name (``"2x3"``); a transposed board (``"3x2"``) takes its transpose's recipes, whose
         presets it has under the same names.
     game : str
         ``"2048"`` or ``"2584"``.
 
     Returns
     -------
-    dict
-        :class:`~td2048.settings.TrainSettings` fields and values; empty where the board has no recipe (4x4,
-        whose defaults are the course's, and the boards too large to solve).
+    list of dict
+        :class:`~td2048.settings.TrainSettings` fields and values, one dict a recipe; empty where the board has
+        no recipe (4x4, whose defaults are the course's, and the boards too large to solve).
     """
-    return dict(RECIPES.get((game, _TRANSPOSED.get(board, board)), {}))
+    return [dict(plan) for plan in RECIPES.get((game, _TRANSPOSED.get(board, board)), ())]
 
 
-def recipe_command(board: str, game: str = "2048") -> str:
-    """The recipe as the command line that trains it (every setting spelled out).
+def peak_memory(plan: dict, board: str, game: str = "2048") -> int:
+    """The most memory a recipe's run holds at once, in bytes: its weights (TC's accumulators too) twice, as
+    while a snapshot is copied out, and the pretrained network's weights while it starts them.
+
+    Parameters
+    ----------
+    plan : dict
+        A recipe (:func:`recipes`).
+    board, game : str
+        The board and game it trains.
+
+    Returns
+    -------
+    int
+    """
+    from td2048.settings import TrainSettings
+
+    settings = TrainSettings(board=board, game=game, **plan)
+    spec = settings.spec()
+    weights = spec.tc_nbytes() if settings.tc_from is not None else spec.nbytes
+    pretrained = settings.pretrain_settings().spec().nbytes if settings.pretrain else 0
+    return 2 * weights + pretrained
+
+
+def recipe(board: str, game: str = "2048", memory: int | None = None) -> dict:
+    """The recipe of a board and game that ``td2048 train`` defaults to: the best one that fits the memory.
+
+    Parameters
+    ----------
+    board : str
+        The board's name (``"2x3"``); a transposed board takes its transpose's recipe.
+    game : str
+        ``"2048"`` or ``"2584"``.
+    memory : int, optional
+        Bytes the run may hold (:func:`peak_memory`); None: the best recipe, whatever it needs.
+
+    Returns
+    -------
+    dict
+        :class:`~td2048.settings.TrainSettings` fields and values; empty where the board has no recipe, or
+        where none of its recipes fits ``memory``.
+    """
+    plans = recipes(board, game)
+    if memory is None:
+        return plans[0] if plans else {}
+    return next((plan for plan in plans if peak_memory(plan, board, game) <= memory), {})
+
+
+_RUN_KEYS = ("threads", "episodes", "block")  # how long and on how many threads: the last line of a wrapped command
+_NETWORK_KEYS = ("network", "clamp", "isomorphisms", "memory_limit")  # the first line's, after the board and game
+
+
+def recipe_command(board: str, game: str = "2048", which: int = 0, wrap: bool = False) -> str:
+    """A recipe as the command line that trains it (every setting spelled out).
 
     Parameters
     ----------
@@ -66,16 +129,44 @@ def recipe_command(board: str, game: str = "2048") -> str:
         The board's name.
     game : str
         ``"2048"`` or ``"2584"``.
+    which : int
+        Which of the board's recipes (:func:`recipes`): 0 the best.
+    wrap : bool
+        One group of options a line, continued with a backslash (:func:`plan_command`).
 
     Returns
     -------
     str
         ``td2048 train --board B ...``.
     """
-    words = ["td2048", "train", "--board", board] + (["--game", game] if game != "2048" else [])
-    for key, value in recipe(board, game).items():
+    return plan_command(recipes(board, game)[which], board, game, wrap)
+
+
+def plan_command(plan: dict, board: str, game: str = "2048", wrap: bool = False) -> str:
+    """Settings as the ``td2048 train`` command line that trains them (every setting spelled out).
+
+    Parameters
+    ----------
+    plan : dict
+        :class:`~td2048.settings.TrainSettings` fields and values.
+    board, game : str
+        The board and game.
+    wrap : bool
+        Three lines joined by backslashes: the board and network, then how it learns, then how long and on how
+        many threads (the research page's Recipes block).
+
+    Returns
+    -------
+    str
+        ``td2048 train --board B ...``.
+    """
+    groups: list[list[str]] = [["td2048", "train", "--board", board] + (["--game", game] if game != "2048" else []),
+                               [], []]
+    for key, value in plan.items():
         text = f"{value:g}" if isinstance(value, float) else str(value)
         if key == "memory_limit":
             text = f"{value >> 30}GiB" if value % (1 << 30) == 0 else f"{value >> 20}MiB"
-        words += [f"--{key.replace('_', '-')}", text]
-    return " ".join(words)
+        group = 0 if key in _NETWORK_KEYS else 2 if key in _RUN_KEYS else 1
+        groups[group] += [f"--{key.replace('_', '-')}", text]
+    lines = [" ".join(words) for words in groups if words]
+    return (" \\\n    " if wrap else " ").join(lines)

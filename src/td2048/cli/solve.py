@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
 import resource
 import shutil
 import sys
@@ -13,6 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from td2048.cli.machine import machine_memory
 from td2048.cli.options import SCORES_HELP, board_arg, scores_arg, size_arg
 
 HELP = "solve a small board exactly: every position's value under perfect play"
@@ -53,15 +52,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="only count the positions (the forward pass, keeping no keys): a line every 100 layers, "
                         "then the total; for a board too large to solve here")
     p.add_argument("--json", action="store_true", help="end with one JSON line of the results")
-
-
-def machine_memory() -> int:
-    """The machine's physical memory in bytes (the default limit), or 2 GiB where it cannot be read."""
-    from td2048.config import DEFAULT_MEMORY_LIMIT
-
-    with contextlib.suppress(ValueError, OSError, AttributeError):
-        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
-    return DEFAULT_MEMORY_LIMIT
 
 
 def peak_memory_bytes() -> int:

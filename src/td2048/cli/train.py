@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from td2048.cli import invoked_as
+from td2048.cli.machine import available_memory
 from td2048.cli.options import (
     add_board_argument,
     add_game_argument,
@@ -35,9 +36,9 @@ from td2048.games.shape import BoardShape
 from td2048.games.tiles import WIN_TILE
 from td2048.io.model import read_model
 from td2048.io.rundir import PRETRAIN
-from td2048.recipes import recipe
+from td2048.recipes import peak_memory, recipe, recipes
 from td2048.settings import MERGE_OFF, TARGETS, TrainSettings
-from td2048.spec import METHODS, default_network
+from td2048.spec import METHODS, default_network, format_bytes
 from td2048.version import __version__
 
 EXACT_OFF = "off"  # --exact's word, with --resume, for no more exact valuations
@@ -263,7 +264,34 @@ class _StopRequest:
         sys.stderr.write("\ntd2048 train: stopping after this block (Ctrl-C again to abort at once)\n")
 
 
-def _new_settings(given: dict) -> TrainSettings:
+def _recipe_that_fits(board: str, game: str, quiet: bool = True) -> dict:
+    """The board's best recipe that fits the memory free now, said in a line when it is not the best one.
+
+    Raises
+    ------
+    TD2048Error
+        When the board has recipes and none fits: one line with a command that does.
+    """
+    plans = recipes(board, game)
+    free = available_memory()
+    if not plans or free is None:
+        return plans[0] if plans else {}
+    plan = recipe(board, game, memory=free)
+    if not plan:
+        smallest = min(plans, key=lambda p: peak_memory(p, board, game))
+        raise TD2048Error(f"the {board} recipes need {format_bytes(peak_memory(smallest, board, game))} of memory "
+                          f"and {format_bytes(free)} is free: name a smaller network, e.g. td2048 train --board "
+                          f"{board} --network {default_network(BoardShape.parse(board))}")
+    if plan != plans[0] and not quiet:
+        best = plans[0]
+        print(f"# the {board} recipe (network {best['network']}) holds up to "
+              f"{format_bytes(peak_memory(best, board, game))} and {format_bytes(free)} of memory is free: "
+              f"training the recipe that fits, network {plan['network']} "
+              f"({format_bytes(peak_memory(plan, board, game))} at most)", flush=True)
+    return plan
+
+
+def _new_settings(given: dict, quiet: bool = True) -> TrainSettings:
     """The settings of a new run, checked."""
     if "init" in given:  # train the game, and the kind of values, the model was made for
         header = read_model(given["init"])[0]
@@ -271,10 +299,14 @@ def _new_settings(given: dict) -> TrainSettings:
         given.setdefault("method", header.get("method", "afterstate"))
     if "network" not in given and "init" not in given:  # each board has its own default network: its recipe's
         board = BoardShape.parse(given.get("board", "4x4"))
-        plan = recipe(board.name, given.get("game", "2048"))
+        plan = _recipe_that_fits(board.name, given.get("game", "2048"), quiet)
         if "teacher" in given:  # distillation measures the recipe's network, not its way of learning
             kept = ("network", "clamp", "isomorphisms", "memory_limit")
             plan = {key: value for key, value in plan.items() if key in kept}
+        if "episodes" in given and "pretrain" in plan and "pretrain" not in given:  # a pretraining in proportion
+            network, episodes = plan["pretrain"].rsplit(":", 1)
+            share = min(1.0, given["episodes"] / plan["episodes"])
+            plan["pretrain"] = f"{network}:{max(1000, round(int(episodes) * share))}"
         for key, value in plan.items():
             given.setdefault(key, value)
         given.setdefault("network", default_network(board))
@@ -316,7 +348,7 @@ def run(args: argparse.Namespace) -> int:
         given["workers"] = args.workers or 1  # set from the cluster once connected
     elif args.resume is not None:
         given["workers"] = 0  # a run trained on Ray goes on in this process
-    settings = None if args.resume is not None else _new_settings(given)
+    settings = None if args.resume is not None else _new_settings(given, quiet=args.quiet)
     from td2048.run import TrainingRun, local_learner  # the options are good: now the compiled code
 
     factory, connected = local_learner, False
