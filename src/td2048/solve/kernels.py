@@ -8,8 +8,7 @@ holds them for each game. They work on keys (:mod:`td2048.games.keys`) one posit
 (:mod:`td2048.solve.positions`), and on layers as sorted arrays and hash sets of keys (:mod:`td2048.solve.sets`).
 
 Every kernel takes both row tables (``table4`` for 2048, ``table5`` for 2584; the unused one may be a
-stand-in of the right type) and the flag ``wide``. The position keys :func:`~td2048.games.keys.canon4` and
-:func:`~td2048.games.keys.canon5` can be imported from here too, as the generated TD kernels import them.
+stand-in of the right type) and the flag ``wide``.
 """
 
 from __future__ import annotations
@@ -19,12 +18,11 @@ from types import SimpleNamespace
 import numpy as np
 
 from td2048.config import njit
-from td2048.games.keys import canon4, canon5
 from td2048.solve.chance import add_expected_values, chance_children, chance_scratch, child_rows
 from td2048.solve.positions import key_board, least, max_code, orientations, slide
 from td2048.solve.sets import EMPTY, grown, lookup, members, set_add
 
-__all__ = ["COMPILED", "canon4", "canon5"]
+__all__ = ["COMPILED"]
 
 
 def _compiled(wide_variant: bool) -> SimpleNamespace:
