@@ -194,6 +194,33 @@ def test_wide_blocks_and_tables_show_they_scroll(page, server, path):
     assert not article.evaluate(CUT)
 
 
+TABLES = """root => [...root.querySelectorAll('.md-typeset__scrollwrap')].map(wrap => {
+    // each table's section and first header, its width against its column, and its tallest cell in lines: the
+    // cell's height less its padding over its line height (a cell is as tall as its row: the row's tallest)
+    const headings = [...root.querySelectorAll('h2, h3')].filter(h => h.compareDocumentPosition(wrap) & 4);
+    const section = headings.length ? headings[headings.length - 1].textContent.replace('\u00b6', '').trim() : '';
+    const [lines, tallest] = [...wrap.querySelectorAll('th, td')].map(cell => {
+        const style = getComputedStyle(cell);
+        const height = cell.getBoundingClientRect().height - parseFloat(style.paddingTop)
+            - parseFloat(style.paddingBottom);
+        return [Math.round(height / parseFloat(style.lineHeight)), cell.textContent.trim().slice(0, 40)];
+    }).reduce((a, b) => (b[0] > a[0] ? b : a));
+    return {table: `${section}: ${wrap.querySelector('th').textContent.trim()}`, scroll: wrap.scrollWidth,
+            column: wrap.clientWidth, lines, tallest};
+})"""
+
+
+def test_research_page_tables_fit_their_column(page, server):
+    """Every table of the research page (research/perfect-play/) fits its column at 1280 px, so that none
+    scrolls sideways and hides its last columns, and none has a cell over three lines tall."""
+    page.goto(f"{server}/research/perfect-play/")
+    tables = page.locator("article").evaluate(TABLES)
+    assert len(tables) >= 10, tables
+    wide = [f"{t['table']!r} {t['scroll']} px wide in {t['column']}" for t in tables if t["scroll"] > t["column"]]
+    tall = [f"{t['table']!r} {t['lines']} lines ({t['tallest']!r})" for t in tables if t["lines"] > 3]
+    assert not wide + tall, "\n".join(wide + tall)
+
+
 # --- the left sidebar's title --------------------------------------------------------------------------------
 
 COVERED = """title => {
