@@ -9,7 +9,8 @@ from commands import td2048
 
 from td2048.errors import TD2048Error
 from td2048.io.model import load_model, read_model, save_model
-from td2048.network import Network, parse_network, parse_stages
+from td2048.network import Network, parse_network
+from td2048.spec import parse_stages
 
 
 @pytest.fixture

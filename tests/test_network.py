@@ -9,7 +9,8 @@ from naive import all_symmetries, from_grid, network_value, to_grid, tuple_index
 from td2048.errors import TD2048Error
 from td2048.games.bitboard import symmetric_boards
 from td2048.games.shape import BoardShape
-from td2048.network import PRESETS, TABLE_STAGGER, Network, NetworkSpec, parse_network, parse_size, tuple_runs
+from td2048.network import Network, parse_network
+from td2048.spec import PRESETS, TABLE_STAGGER, NetworkSpec, parse_size, tuple_runs
 
 boards = st.integers(min_value=0, max_value=2**64 - 1)
 SMALL = "0123,4567,012,0145,37b,c8"  # small tables, unusual shapes (runs, gaps, descending)

@@ -1,10 +1,10 @@
 """The runtime network: a :class:`~td2048.spec.NetworkSpec` with its weights and its compiled kernels.
 
 What a network is (tuples, isomorphisms, presets, the weight layout, how a tuple reads a board) is
-:mod:`td2048.spec`, plain Python; its names are importable from here too. This module holds the
-weights (one flat float32 array, tables at the spec's ``table_offsets``, allocated on cache lines
-and, when large, in huge pages) and loads the network's kernels (:func:`td2048.kernels.kernels_for`)
-when they are first needed.
+:mod:`td2048.spec`, plain Python, and its names are imported from there; :func:`~td2048.spec.parse_network`,
+part of the public API (``td2048.parse_network``), is importable from here too. This module holds the weights
+(one flat float32 array, tables at the spec's ``table_offsets``, allocated on cache lines and, when large, in
+huge pages) and loads the network's kernels (:func:`td2048.kernels.kernels_for`) when they are first needed.
 """
 
 from __future__ import annotations
@@ -17,24 +17,11 @@ import numpy as np
 from td2048.config import DEFAULT_MEMORY_LIMIT
 from td2048.errors import TD2048Error
 from td2048.games.tiles import GAMES
-from td2048.spec import (  # noqa: F401 - the spec's names, importable from here as before
-    CELL_VALUES,
-    MAX_CLAMP,
-    MAX_TUPLE_CELLS,
+from td2048.spec import (
     METHODS,
-    PRESETS,
-    STAGGERED_BYTES,
-    TABLE_STAGGER,
-    VALID_ISOMORPHISMS,
     NetworkSpec,
     format_bytes,
-    parse_network,
-    parse_size,
-    parse_stages,
-    stage_text,
-    tuple_runs,
-    tuple_to_hex,
-    validate_tuples,
+    parse_network,  # noqa: F401 - public API: td2048.parse_network, and docs/reference/api.md renders it from here
 )
 
 CACHE_LINE = 64

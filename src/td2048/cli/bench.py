@@ -14,9 +14,8 @@ from td2048.cli.options import (
     positive_int_arg,
 )
 from td2048.games.shape import BoardShape
-from td2048.network import METHODS
 from td2048.settings import TARGETS, LearningOptions
-from td2048.spec import default_network
+from td2048.spec import METHODS, default_network
 
 HELP = "measure training and testing speed (moves/s)"
 DESCRIPTION = """\

@@ -55,7 +55,8 @@ import numpy as np
 from td2048.errors import TD2048Error
 from td2048.games.shape import BoardShape
 from td2048.io.atomic import atomic_open
-from td2048.network import Network, NetworkSpec, aligned_bytes, aligned_zeros, tuple_to_hex
+from td2048.network import Network, aligned_bytes, aligned_zeros
+from td2048.spec import NetworkSpec, tuple_to_hex
 from td2048.version import __version__
 
 MAGIC = b"TD2048\x1a\n"
