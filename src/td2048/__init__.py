@@ -1,15 +1,33 @@
 """td2048: temporal-difference learning of n-tuple networks for 2048-like games.
 
-Layers, calls going one way only::
+Layers, calls going one way only: each line imports only from itself and the lines below it::
 
-    cli/                parse options, print, one error boundary  (td2048.cli)
-    settings.py         what a run is asked to do                 (Python: checked before any kernel loads)
-    search_settings.py  how a player searches                     (Python: checked before any kernel loads)
-    training.py         a run's blocks, train() in memory         (Python)
-    learn.py            learning a block of episodes, threads     (Python + kernels)
-    play.py             choosing moves, playing without learning  (Python + kernels)
-    network.py          tuple specs, presets, index plans, values (Python + kernels)
-    games/              tiles, bitboards, row tables, moves       (kernels; tiles.py plain Python)
+    cli/                the td2048 command: one module per command, one error boundary  (td2048.cli)
+    server/             td2048 serve: the engine's searches, its games, the JSON API, the web app
+    distributed/        shards of games; training, evaluation and sweeps on Ray
+    run.py              a run directory: snapshots, resume, Ctrl-C   (Python)
+    training.py         a run's blocks, train() in memory            (Python)
+    recording.py        games played for episode records             (Python + kernels)
+    learn.py            learning a block of episodes, threads        (Python + kernels)
+    play.py             choosing moves, playing without learning     (Python + kernels)
+    solve/              exact perfect play on small boards           (Python + kernels of its own)
+    envs/               the Gymnasium environments, an SB3 vector env (Python + kernels)
+    io/                 model, weight and record files, run dirs     (Python)
+    recipes.py          each small board's training recipes          (Python)
+    settings.py         what a run is asked to do                    (Python: checked before any kernel loads)
+    search_settings.py  how a player searches                        (Python: checked before any kernel loads)
+    network.py          a network: its spec, weights and kernels     (Python + kernels)
+    kernels/            each network's compiled code, written for it (kernels)
+    spec.py             tuple specs, presets, the weights' layout    (Python)
+    games/              tiles, shapes, bitboards, row tables, moves, position keys  (kernels; tiles.py and
+                        shape.py plain Python)
+
+``solve/`` sits beside learning and playing: ``td2048 solve`` writes a solution, and ``eval --exact``, ``train
+--exact``, ``train --teacher`` and ``serve --solution`` read one; it never imports learning, playing or a network.
+``games/keys.py``, a position's key, serves both: the solver keeps its positions by it, and the TD kernels look
+positions up in a solution with it. Beside the lines: api.py (load, save), bench.py, judge.py, stats.py,
+plot.py, teacher.py, threads.py, rng.py, palette.py, config.py, errors.py, version.py and models/;
+``docs/concepts/architecture.md`` has a row for each module.
 
 The public API is this package's ``__all__``: load a model (:func:`load`), play it
 (:class:`Agent`, ``depth=`` for expectimax), train (:func:`train` with :class:`TrainSettings`),
