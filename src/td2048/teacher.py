@@ -1,7 +1,7 @@
 """Distillation's teacher: perfect play's exact values, from a solution file, as the arrays the kernels read.
 
 ``td2048 train --teacher SOLUTION`` trains a network toward the exact value of every position it plays
-(:func:`td2048.kernels.episode.distill_block`), on perfect play's games and on its own. The greedy player
+(:func:`td2048.kernels.distill.distill_block`), on perfect play's games and on its own. The greedy player
 of a network so trained is about as close to perfect play as that network can get: its exact gap is the
 network's share of a learner's gap, and the rest is the learning method's
 (``docs/research/perfect-play.md``).

@@ -3,6 +3,8 @@
     shards.py     evaluation in shards, each game with a seed of its own: the same games on any
                   number of threads, workers or nodes (no Ray)
     ray_eval.py   the same shards played as Ray tasks (``td2048 eval --ray``)
+    ray_train.py  one training run across Ray workers (``td2048 train --ray``): the driver and its syncs
+    ray_worker.py the worker actor that learns on its threads, and the merge of the workers' changes
     sweep.py      grid and random sweeps of training runs on Ray Tune (``td2048 sweep``)
     cluster.py    importing Ray, connecting to a cluster, the environment the workers get
 

@@ -9,7 +9,7 @@ Layout (all integers little-endian)::
                               zero bytes up to D = 16 + H rounded up to a multiple of 64
     offset D        4*N bytes the weights: N float32, the tuples' tables one after another, each at its
                               ``offset`` (networks of 16 MiB or more leave a gap after each table:
-                              td2048.network.TABLE_STAGGER; files without gaps load as well)
+                              td2048.spec.TABLE_STAGGER; files without gaps load as well)
     offset D + 4N   8N bytes  (version 2 only) TC's accumulators: per weight, its accumulated error
                               and accumulated absolute error, float32 each, interleaved
     offset E        16 bytes  trailer: u64 E, u32 CRC-32 (zlib) of bytes [0, E), b"TDND"
