@@ -107,8 +107,9 @@ def plot(curves: dict, board: str, path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    fig, ax = plt.subplots(figsize=(9, 4.5))
     low = high = None
     for label, points in curves.items():
         xs, ys = zip(*[(e, max(g, 1e-6)) for e, g in points], strict=True)
@@ -118,11 +119,12 @@ def plot(curves: dict, board: str, path: Path) -> None:
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_ylim(100 * low / 1.5, 100 * high * 1.5)  # the axis fits the data
+    ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}%"))
     ax.set_xlabel("episodes")
     ax.set_ylabel("exact gap to perfect play (% of the optimum)")
     ax.set_title(f"Greedy players on {board}, valued exactly")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the axes: over no curve
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
