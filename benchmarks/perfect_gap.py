@@ -243,9 +243,15 @@ def plot(rows, path: Path) -> None:
     for t in THRESHOLDS:
         if low < 100 * t < high:
             ax.axhline(100 * t, color="grey", linewidth=0.6, linestyle=":")
+    # labels all along the data: on an axis under a decade and a half (which may hold no decade's label) every
+    # minor tick is labelled, with one more at 1.5 (15%, under 3x3's 20%); on a longer one 2, 3, 5 and 7
+    labelled = (2, 3, 5, 7)
+    if math.log10(high / low) < 1.5:
+        labelled = (1.5, 2, 3, 4, 5, 6, 7, 8)
+        ax.yaxis.set_minor_locator(matplotlib.ticker.LogLocator(subs=(*labelled, 9)))
     ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}%"))
     ax.yaxis.set_minor_formatter(matplotlib.ticker.FuncFormatter(
-        lambda v, _: f"{v:g}%" if round(v / 10 ** math.floor(math.log10(v))) in (2, 3, 5, 7) else ""))
+        lambda v, _: f"{v:g}%" if round(v / 10 ** math.floor(math.log10(v)), 1) in labelled else ""))
     ax.set_xlabel("episodes")
     ax.set_ylabel("exact gap to perfect play (% of the optimum)")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
