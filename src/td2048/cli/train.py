@@ -58,12 +58,15 @@ The learning rate is split evenly over all features: every feature weight moves 
 alpha / (tuples x isomorphisms) of the TD error (the course demo's convention; with the
 4x6 network and 8 isomorphisms, alpha 0.1 is 0.1/32 per weight).
 
-On the small boards (2x2, 2x3, 2x4, 3x3 and their transposes) a run that names no --network
-trains the board's recipe (td2048.recipes): the network, method and length that come closest to
-perfect play from play alone (on 2x2 and 2x3 a whole-board network with --target expected, alpha 1
-and optimistic values: perfect play, or within 0.01% of it; on 2x4 the whole board with expected
-targets for every move, on two threads; on 3x3 the same on the whole board clamped at 512, 3.73 GiB,
-started from a 2x6 network pretrained by TD(0), --pretrain); an option given overrides its part.
+On the small boards (2x2, 2x3, 2x4, 3x3 and their transposes) and 4x3 a run that names no
+--network trains the board's recipe (td2048.recipes): the network, method and length that come
+closest to perfect play from play alone (on 2x2 and 2x3 a whole-board network with --target
+expected, alpha 1 and optimistic values: perfect play, or within 0.01% of it; on 2x4 the whole
+board with expected targets for every move, on two threads; on 3x3 the same on the whole board
+clamped at 512, 3.73 GiB, started from a 2x6 network pretrained by TD(0), --pretrain, or where
+that does not fit the memory free, on one tuple of 8 of the 9 cells, 382 MiB; on 4x3 TC on the
+board's 4x6 and two 7-cell tuples); an option given overrides its part, and --episodes alone
+shortens a pretraining in proportion.
 
 Every --block episodes the block table is printed: episodes so far, avg and max score,
 then per tile the share of the block's games that reached it and (in brackets) the share
