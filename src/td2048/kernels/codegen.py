@@ -29,7 +29,8 @@ _COMPILED_INTO_KERNELS = ("config.py", "rng.py", "games/bitboard.py", "games/gam
                           "games/keys.py", "kernels/merge.py", "kernels/params.py", "kernels/codegen.py",
                           "kernels/episode.py", "kernels/distill.py", "kernels/search.py",
                           "kernels/templates/narrow_board.py", "kernels/templates/wide_board.py",
-                          "kernels/templates/no_expectation.py", "kernels/templates/downgrade.py")
+                          "kernels/templates/no_expectation.py", "kernels/templates/downgrade.py",
+                          "kernels/templates/network_calls.py", "kernels/templates/one_stage.py")
 
 
 @functools.cache
@@ -63,7 +64,8 @@ def template_text(name: str) -> str:
     Parameters
     ----------
     name : str
-        The template's module name: ``narrow_board``, ``wide_board``, ``no_expectation`` or ``downgrade``.
+        The template's module name: ``narrow_board``, ``wide_board``, ``no_expectation``, ``downgrade``,
+        ``network_calls`` or ``one_stage``.
 
     Returns
     -------
@@ -294,14 +296,7 @@ def _stage_functions(spec: NetworkSpec, tracked: bool, tc: bool = False, records
     the tables. ``enter_stage``: the first time training plays into stage k, the stage's tables
     start as a copy of stage k-1's (weight promotion, Jaskowski 2018), and its marker is set."""
     if not spec.stages:
-        return """@njit(inline='always')
-def stage_of(b):
-    return 0
-
-
-@njit(inline='always')
-def enter_stage(w, dirty, b):
-    return"""
+        return template_text("one_stage")
     single = all(m & (m - 1) == 0 for m in spec.stages)
     if single:  # thresholds of one tile: the largest code decides
         tests = " + ".join(f"np.int64(top >= {m.bit_length() - 1})" for m in spec.stages)
@@ -411,40 +406,7 @@ STAGE_MARKERS = {spec.stage_markers}
 {_stage_functions(spec, tracked, tc, records)}
 
 
-@njit
-def value(w, b):
-    """V(b): every tuple on each of the {spec.isomorphisms} symmetric boards (for tests and tools)."""
-    x = np.empty((1, N_FEATURES), np.uint64)
-    r = np.int64(0)
-    index_row(b, x, r)
-    return value_row(w, x, r)
-
-
-@njit
-def index_row(b, x, r):
-    """feature_indices, not inlined: for the callers off the hot path (each inlined copy costs compile time)."""
-    feature_indices(b, x, r)
-
-
-@njit
-def value_row(w, x, r):
-    """value_of, not inlined (see index_row)."""
-    return value_of(w, x, r)
-
-
-@njit
-def update_row(w, dirty, x, r, target, alpha_split):
-    """update_of, not inlined (see index_row)."""
-    return update_of(w, dirty, x, r, target, alpha_split)
-
-
-@njit
-def td_update(w, dirty, b, target, alpha_split):
-    """Move V(b) toward target (see update_of); returns V(b) after the update (for tests and tools)."""
-    x = np.empty((1, N_FEATURES), np.uint64)
-    r = np.int64(0)
-    index_row(b, x, r)
-    return update_row(w, dirty, x, r, target, alpha_split)
+{template_text("network_calls")}
 
 
 {_expectation_function(spec, records) if state_values else template_text("no_expectation")}

@@ -9,7 +9,9 @@ generated module.
 - :mod:`~td2048.kernels.templates.narrow_board`: boards of 4-bit cells, one 64-bit word;
 - :mod:`~td2048.kernels.templates.wide_board`: boards of 5-bit cells, a pair of words;
 - :mod:`~td2048.kernels.templates.no_expectation`: the expectation functions of afterstate networks;
-- :mod:`~td2048.kernels.templates.downgrade`: tile downgrading, for search.
+- :mod:`~td2048.kernels.templates.downgrade`: tile downgrading, for search;
+- :mod:`~td2048.kernels.templates.network_calls`: a network's value and update one board at a time;
+- :mod:`~td2048.kernels.templates.one_stage`: the stage functions of a network of one stage.
 """
 
 TEMPLATE_MARKER = "# ---- text of the generated module (td2048.kernels.codegen copies what follows) ----"
