@@ -100,7 +100,7 @@ def machine_line() -> str:
                                 text=True).stdout.strip() or "unknown"
     except OSError:
         commit = "unknown"
-    today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+    today = datetime.datetime.now(datetime.UTC).date().isoformat()
     return f"Machine: {model}, {os.cpu_count()} CPUs (nproc); {today}; td2048 at commit {commit}."
 
 
