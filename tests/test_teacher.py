@@ -71,6 +71,17 @@ def test_a_whole_board_network_distilled_plays_perfectly_and_is_a_model_like_any
     assert json.loads(r.stdout)["loss"] == pytest.approx(log[-1]["exact"]["loss"])
 
 
+def test_the_regret_loss_learns_perfect_plays_ranking_on_its_own_games(solution_files, tmp_path):
+    run = tmp_path / "run"
+    r = td2048("train", "--board", "2x3", "--network", "1x6", "--teacher", solution_files["2048"], "--teacher-loss",
+               "regret", "--teacher-moves", 0, "--alpha", 0.5, "--episodes", 20000, "--block", 10000, "--seed", 1,
+               "--exact", solution_files["2048"], "--out", run)
+    assert r.returncode == 0, r.stderr
+    assert "the regret loss (0 of the episodes perfect play's)" in r.stdout
+    log = [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()]
+    assert log[-1]["exact"]["loss_share"] < 0.005
+
+
 def test_2584_distils_on_5_bit_cells(solution_files):
     settings = TrainSettings(board="2x3", game="2584", network="2x3", teacher=solution_files["2584"], episodes=500,
                              block=500, seed=2, alpha=0.5)
@@ -83,6 +94,7 @@ def test_2584_distils_on_5_bit_cells(solution_files):
     (("--target", "expected"), "--teacher gives every position its exact value"),
     (("--explore", "const:0.1"), "--teacher chooses the moves itself"),
     (("--teacher-moves", "1.5"), "--teacher-moves must be a share"),
+    (("--teacher-loss", "regret", "--method", "state"), "--teacher-loss regret ranks the moves' afterstates"),
 ])
 def test_distillation_refuses_what_it_does_not_take(solution_files, tmp_path, args, message):
     r = td2048("train", "--board", "2x3", "--teacher", solution_files["2048"], *args, "--out", tmp_path / "run")
@@ -97,3 +109,9 @@ def test_a_teacher_of_another_board_or_game_is_refused_before_anything_is_writte
     assert not (tmp_path / "run").exists()
     r = td2048("train", "--board", "2x3", "--teacher", tmp_path / "missing.solution", "--out", tmp_path / "run")
     assert_one_line_error(r, "cannot read")
+
+
+def test_a_teacher_loss_without_a_teacher_is_refused(tmp_path):
+    r = td2048("train", "--board", "2x3", "--teacher-loss", "regret", "--out", tmp_path / "run")
+    assert_one_line_error(r, "--teacher-loss needs --teacher")
+    assert not (tmp_path / "run").exists()

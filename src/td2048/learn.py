@@ -233,7 +233,8 @@ class Learner:
         """The kernels' parameter vector (see :mod:`td2048.kernels.params`): alpha split over the features."""
         return learning_params(alpha / self.network.spec.n_features, options.lam, options.nstep,
                                exploration(options.explore), first, options.promote, options.restarts,
-                               options.restart_code, options.teacher_moves, options.target == "expected-all")
+                               options.restart_code, options.teacher_moves, options.target == "expected-all",
+                               options.teacher_loss)
 
     def _path(self, thread: int) -> tuple[np.ndarray, np.ndarray]:
         """A thread's episode path for the kernels: (boards, (reward, updated V) per move)."""

@@ -32,6 +32,7 @@ from td2048.spec import METHODS, NetworkSpec, format_bytes, parse_network, parse
 
 UPDATE_MODES = ("backward", "forward")
 TARGETS = ("sample", "expected", "expected-all")
+TEACHER_LOSSES = ("value", "regret")
 """What an update moves V toward (``--target``): ``sample``, the next move actually played (TD(0) and its
 returns); ``expected``, the mean over every new tile, with its probability, of the best move's r + V;
 ``expected-all``, the same, and for every legal move's afterstate of each position played, not only the
@@ -80,6 +81,8 @@ class LearningOptions:
     """What an update moves V toward, one of :data:`TARGETS`."""
     teacher_moves: float = 0.5
     """Distillation: the share of episodes that follow perfect play's moves, in [0, 1]."""
+    teacher_loss: str = "value"
+    """Distillation: what the network learns from the solution, one of :data:`TEACHER_LOSSES`."""
 
     def __post_init__(self) -> None:
         if not (isinstance(self.lam, (int, float)) and 0.0 <= self.lam <= 1.0):
@@ -90,6 +93,8 @@ class LearningOptions:
             raise TD2048Error(f"--target must be one of {', '.join(TARGETS)}, not {self.target!r}")
         if not (isinstance(self.teacher_moves, (int, float)) and 0.0 <= self.teacher_moves <= 1.0):
             raise TD2048Error(f"--teacher-moves must be a share of episodes in [0, 1], not {self.teacher_moves}")
+        if self.teacher_loss not in TEACHER_LOSSES:
+            raise TD2048Error(f"--teacher-loss must be one of {', '.join(TEACHER_LOSSES)}, not {self.teacher_loss!r}")
         exploration(self.explore)  # raises on a bad schedule
         if self.update not in UPDATE_MODES:
             raise TD2048Error(f"--update must be one of {', '.join(UPDATE_MODES)}, not {self.update!r}")
@@ -190,6 +195,10 @@ class TrainSettings:
         moves toward perfect play's exact value, by exactly alpha x the error. None: learning from play alone.
     teacher_moves : float
         With ``teacher``: the share of episodes that follow perfect play's moves (the others the network's).
+    teacher_loss : str
+        With ``teacher``: ``"value"``, each move's afterstate moves toward its exact value; ``"regret"``, only the
+        moves' ranking is learned: perfect play's move must lead each other move by what that move loses against
+        it (a cost-sensitive hinge loss; on the network's own games its sum bounds the exact gap).
     pretrain : str or None
         ``"NETWORK:EPISODES"``: before this run, a smaller network (a preset or hex tuples of the same board)
         is trained by TD(0) for EPISODES episodes (:meth:`pretrain_settings`), and every weight of this run's
@@ -235,6 +244,7 @@ class TrainSettings:
     target: str = "sample"
     teacher: str | None = None
     teacher_moves: float = 0.5
+    teacher_loss: str = "value"
     pretrain: str | None = None
 
     def validate(self) -> None:
@@ -331,6 +341,10 @@ class TrainSettings:
                                   "--restarts")
             if self.workers:
                 raise TD2048Error("--teacher learns in this process: it takes no --ray")
+            if self.teacher_loss == "regret" and self.method != "afterstate":
+                raise TD2048Error("--teacher-loss regret ranks the moves' afterstates: it needs afterstate values")
+        elif self.teacher_loss != "value":
+            raise TD2048Error("--teacher-loss needs --teacher")
         if (self.lam > 0 or self.nstep > 1) and self.update != "backward":
             raise TD2048Error("--lambda and --nstep need --update backward (returns are computed at the episode's end)")
 
@@ -350,7 +364,8 @@ class TrainSettings:
         """
         return LearningOptions(update=self.update, lam=self.lam, nstep=self.nstep, explore=self.explore,
                                promote=self.promote, restarts=self.restarts, restart_code=self.restart_code(),
-                               tc_start_rate=self.tc_start_rate, target=self.target, teacher_moves=self.teacher_moves)
+                               tc_start_rate=self.tc_start_rate, target=self.target, teacher_moves=self.teacher_moves,
+                               teacher_loss=self.teacher_loss)
 
     def pretrain_plan(self) -> tuple[str, int]:
         """``pretrain`` read: the network to pretrain and its episodes.

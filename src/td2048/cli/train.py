@@ -158,6 +158,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--teacher-moves", type=float, default=None, metavar="P",
                    help="with --teacher: the share of episodes that follow perfect play's moves; the others follow "
                         "the network's own (default 0.5)")
+    p.add_argument("--teacher-loss", choices=("value", "regret"), default=None,
+                   help="with --teacher: what the network learns from the solution: value (default), each move's "
+                        "afterstate moves toward its exact value; regret, only how it ranks the moves: perfect "
+                        "play's move must lead each other move by what that move loses against it (a "
+                        "cost-sensitive hinge loss; with --teacher-moves 0 it is learned on the network's own "
+                        "games, where its sum bounds the player's exact gap). Start from a trained --init")
     p.add_argument("--pretrain", default=None, metavar="NETWORK:EPISODES",
                    help="first train NETWORK (a preset or hex tuples of the board) by TD(0) for EPISODES episodes, in "
                         "the run directory's pretrain/, then start every weight of this run's network of one tuple "
@@ -227,7 +233,7 @@ _SETTING_OPTIONS = ("game", "cells", "network", "isomorphisms", "clamp", "episod
                     "threads", "snapshot_every", "memory_limit", "init", "lam", "nstep", "alpha_schedule",
                     "explore", "method", "merge_every", "optimistic", "stages", "promote", "tc_from", "tc_alpha",
                     "tc_start_rate", "tc_records", "restarts", "restart_tile", "sync_every", "board", "exact",
-                    "exact_every", "target", "teacher", "teacher_moves", "pretrain")
+                    "exact_every", "target", "teacher", "teacher_moves", "teacher_loss", "pretrain")
 
 
 class _Output:
@@ -473,7 +479,9 @@ def _header(training, verb: str) -> str:
     targets = {"expected": ", expected targets", "expected-all": ", expected targets for every move"}
     updates = f"{settings.update} updates" + targets.get(settings.target, "")
     if settings.teacher is not None:
-        updates = f"distilled from {settings.teacher} ({settings.teacher_moves:g} of the episodes perfect play's)"
+        loss = ", the regret loss" if settings.teacher_loss == "regret" else ""
+        updates = (f"distilled from {settings.teacher}{loss} ({settings.teacher_moves:g} of the episodes perfect "
+                   "play's)")
     return (f"# td2048 {__version__} {verb} ({settings.game}): {training.network.spec.describe(settings.game)}; "
             f"alpha {settings.alpha}, {settings.method} values, {updates}{methods}, seed {settings.seed}, "
             f"{where}, {settings.episodes} episodes -> {out}")

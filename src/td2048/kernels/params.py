@@ -22,7 +22,8 @@ RESTARTS = 9  # share of episodes started from a kept board instead of a new gam
 RESTART_CODE = 10  # a new game keeps its first board with a tile code at least this, for restarts
 TEACHER_MOVES = 11  # distillation: the share of episodes that follow perfect play's moves (the others the network's)
 BACKUP_ALL = 12  # 1.0: expected targets back up every legal move's afterstate of a position played, not only its own
-N_PARAMS = 13
+TEACHER_LOSS = 13  # distillation: 0 each move's value toward perfect play's, 1 the regret loss on their ranking
+N_PARAMS = 14
 
 NO_EXPLORATION = (0.0, 0.0, 0.0, 0.0)
 
@@ -30,7 +31,8 @@ NO_EXPLORATION = (0.0, 0.0, 0.0, 0.0)
 def learning_params(alpha_split: float, lam: float = 0.0, nstep: int = 0,
                     explore: tuple[float, float, float, float] = NO_EXPLORATION, first_episode: int = 0,
                     promote: bool = True, restarts: float = 0.0, restart_code: int = 0,
-                    teacher_moves: float = 0.0, backup_all: bool = False) -> np.ndarray:
+                    teacher_moves: float = 0.0, backup_all: bool = False,
+                    teacher_loss: str = "value") -> np.ndarray:
     """The vector the learning kernels read.
 
     Parameters
@@ -56,6 +58,9 @@ def learning_params(alpha_split: float, lam: float = 0.0, nstep: int = 0,
         Distillation: the share of episodes that follow perfect play's moves.
     backup_all : bool
         Expected targets (forward): back up every legal move's afterstate of each position played.
+    teacher_loss : str
+        Distillation: ``"value"``, each move's value moves toward perfect play's; ``"regret"``, the regret loss
+        on the moves' ranking (td2048.kernels.distill.regret_update).
 
     Returns
     -------
@@ -73,11 +78,13 @@ def learning_params(alpha_split: float, lam: float = 0.0, nstep: int = 0,
     params[RESTART_CODE] = restart_code
     params[TEACHER_MOVES] = teacher_moves
     params[BACKUP_ALL] = float(backup_all)
+    params[TEACHER_LOSS] = float(teacher_loss == "regret")
     return params
 
 
 # the names the generated kernel modules import (td2048.kernels.codegen)
 POSITIONS = ("ALPHA_SPLIT", "LAMBDA", "NSTEP", "EXPLORE_KIND", "EXPLORE_E0", "EXPLORE_E1", "EXPLORE_EPISODES",
-             "FIRST_EPISODE", "PROMOTE", "RESTARTS", "RESTART_CODE", "TEACHER_MOVES", "BACKUP_ALL")
+             "FIRST_EPISODE", "PROMOTE", "RESTARTS", "RESTART_CODE", "TEACHER_MOVES", "BACKUP_ALL",
+             "TEACHER_LOSS")
 
 __all__ = [*POSITIONS, "N_PARAMS", "NO_EXPLORATION", "POSITIONS", "learning_params"]
