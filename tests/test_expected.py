@@ -65,6 +65,49 @@ def test_the_exact_step_moves_v_by_alpha_times_the_error_where_symmetric_boards_
     assert kernels.exact_share(xs, np.int64(0), alpha_split) == alpha_split  # no shared weight: the plain share
 
 
+def test_the_regret_loss_step_lowers_the_hinge_of_a_position_whose_moves_are_ranked_wrong():
+    rng = np.random.default_rng(7)
+    spec = parse_network("2x6", board=BoardShape.parse("3x3"))
+    net = Network(spec)
+    net.weights[:] = rng.normal(0, 20, net.weights.size).astype(np.float32)
+    kernels = net.kernels_for(expected=True)
+    table, w, dirty = net.row_table(), net.weights, np.zeros(1, np.uint8)
+    alpha_split = 0.01 / spec.n_features
+
+    def hinge(board, work, targets):
+        """max over legal m of r + V + c(m), less the best move's r + V; the legal moves; whether the best move's
+        afterstate and the one that violates the most are symmetric images (one value: no step parts them)."""
+        _, afters, rewards = work
+        legal = [m for m in range(4) if afters[m, 0] != np.uint64(board)]
+        q_star = {m: rewards[m] + targets[m] for m in legal}
+        best = max(legal, key=q_star.get)
+        q = {m: rewards[m] + kernels.value(w, afters[m, 0]) for m in legal}
+        worst = max(legal, key=lambda m: q[m] + q_star[best] - q_star[m])
+        twins = kernels.canonical(afters[best, 0]) == kernels.canonical(afters[worst, 0])
+        return q[worst] + q_star[best] - q_star[worst] - q[best], legal, twins
+
+    lowered = 0
+    for _ in range(200):
+        board = np.uint64(random_afterstate(rng, 3, 3, top=6))
+        work = work_arrays(spec.n_features)
+        kernels.ask_for_candidates(table, w, board, work, 0)
+        targets = rng.normal(0, 200, 4)
+        before, legal, twins = hinge(board, work, targets)
+        if len(legal) < 2:
+            continue
+        weights = w.copy()
+        kernels.regret_update(w, dirty, work, 0, board, targets, alpha_split)
+        after, _, _ = hinge(board, work, targets)
+        if before <= 1e-9:  # ranked as the margins ask: nothing moves
+            assert np.array_equal(w, weights)
+        elif twins:  # symmetric afterstates share every weight: what one step gives, the other takes back
+            assert after == pytest.approx(before, abs=1e-3)
+        else:  # the best move does not lead by the margins: the step lowers the hinge
+            assert after < before
+            lowered += 1
+    assert lowered > 50
+
+
 @pytest.fixture(scope="module")
 def solutions(tmp_path_factory):
     folder = tmp_path_factory.mktemp("solutions")
@@ -122,6 +165,7 @@ def test_expected_targets_combine_with_the_other_learning_options(tmp_path, opti
     (("--target", "expected", "--lambda", "0.5"), "--target expected looks one move ahead"),
     (("--target", "expected", "--nstep", "3"), "--target expected looks one move ahead"),
     (("--target", "expected-all", "--update", "backward"), "--target expected-all backs up each position's moves"),
+    (("--target", "ranked", "--update", "backward"), "--target ranked backs up each position's moves"),
 ])
 def test_expected_targets_refuse_returns(tmp_path, args, message):
     r = td2048("train", "--board", "2x3", *args, "--episodes", 10, "--out", tmp_path / "run")

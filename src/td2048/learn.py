@@ -234,7 +234,7 @@ class Learner:
         return learning_params(alpha / self.network.spec.n_features, options.lam, options.nstep,
                                exploration(options.explore), first, options.promote, options.restarts,
                                options.restart_code, options.teacher_moves, options.target == "expected-all",
-                               options.teacher_loss)
+                               options.teacher_loss, options.target == "ranked")
 
     def _path(self, thread: int) -> tuple[np.ndarray, np.ndarray]:
         """A thread's episode path for the kernels: (boards, (reward, updated V) per move)."""
@@ -272,7 +272,7 @@ class Learner:
         EpisodeBlock
             Every episode's results, in order.
         """
-        expected = options.target in ("expected", "expected-all")
+        expected = options.target != "sample"
         # TD on threads: on copies when merge_seconds is set, else (and always for TC) on the network's own weights
         copies = self.threads > 1 and not tc and self.merge_seconds is not None
         tracked_tc = tc and self.change_flags is not None

@@ -31,7 +31,7 @@ from td2048.network import Network
 from td2048.spec import METHODS, NetworkSpec, format_bytes, parse_network, parse_stages
 
 UPDATE_MODES = ("backward", "forward")
-TARGETS = ("sample", "expected", "expected-all")
+TARGETS = ("sample", "expected", "expected-all", "ranked")
 TEACHER_LOSSES = ("value", "regret")
 """What an update moves V toward (``--target``): ``sample``, the next move actually played (TD(0) and its
 returns); ``expected``, the mean over every new tile, with its probability, of the best move's r + V;
@@ -189,7 +189,10 @@ class TrainSettings:
     target : str
         What an update moves V toward (:data:`TARGETS`): ``"sample"``, the next move's r + V; ``"expected"``,
         the mean over every new tile of the best move's r + V, each update moving V by exactly alpha x the error;
-        ``"expected-all"``: the same for every legal move's afterstate of each position played (forward updates).
+        ``"expected-all"``: the same for every legal move's afterstate of each position played (forward updates);
+        ``"ranked"``: expected targets for the move played, and each position's moves ranked by their expected
+        targets (the regret loss of :func:`td2048.kernels.episode.regret_update`, with the network's own look
+        one move further in place of perfect play's values; forward updates).
     teacher : str or None
         Distillation: a solution file of the run's board and game (``td2048 solve --out``); each position played
         moves toward perfect play's exact value, by exactly alpha x the error. None: learning from play alone.
@@ -325,8 +328,8 @@ class TrainSettings:
             raise TD2048Error("--tc-records sets how TC keeps its accumulators: add --tc or --tc-from")
         if self.lam > 0 and self.nstep > 0:
             raise TD2048Error("--lambda and --nstep are two kinds of return: give one of them")
-        if self.target == "expected-all" and self.update != "forward":
-            raise TD2048Error("--target expected-all backs up each position's moves as it is played: it needs "
+        if self.target in ("expected-all", "ranked") and self.update != "forward":
+            raise TD2048Error(f"--target {self.target} backs up each position's moves as it is played: it needs "
                               "--update forward")
         if self.target != "sample" and (self.lam > 0 or self.nstep > 1):
             raise TD2048Error(f"--target {self.target} looks one move ahead over every new tile: it takes no "

@@ -150,7 +150,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "moving V by exactly alpha x the error (a whole-board network at alpha 1 from --optimistic "
                         "values learns perfect play: real-time dynamic programming); expected-all, the same for every "
                         "legal move's afterstate of each position played, not only the played one's (4x the work a "
-                        "move; needs --update forward). No --lambda or --nstep")
+                        "move; needs --update forward); ranked, expected targets for the played move, and each "
+                        "position's moves ranked by their expected targets: the best one must lead each other by "
+                        "what that one loses against it (a hinge loss on the moves, which greedy play needs; 4x the "
+                        "work a move; needs --update forward; best started from a trained --init). No --lambda or "
+                        "--nstep")
     p.add_argument("--teacher", default=None, metavar="SOLUTION",
                    help="distillation: a solution file of the run's board and game (td2048 solve --out); each "
                         "position played moves toward perfect play's exact value, by exactly --alpha x the error. "
@@ -476,7 +480,8 @@ def _header(training, verb: str) -> str:
     if settings.workers:
         where = (f"{settings.workers} Ray worker(s) of {where} on {len(set(training.learner.nodes))} node(s), "
                  f"synced every {settings.sync_every:g} s")
-    targets = {"expected": ", expected targets", "expected-all": ", expected targets for every move"}
+    targets = {"expected": ", expected targets", "expected-all": ", expected targets for every move",
+               "ranked": ", expected targets, the moves ranked by them"}
     updates = f"{settings.update} updates" + targets.get(settings.target, "")
     if settings.teacher is not None:
         loss = ", the regret loss" if settings.teacher_loss == "regret" else ""

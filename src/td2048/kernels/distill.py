@@ -16,8 +16,15 @@ import numpy as np
 
 from td2048.config import njit
 from td2048.games.keys import canon4, canon5
-from td2048.kernels.episode import ask_for_candidates, best_candidate, exact_share, scratch, store_result
-from td2048.kernels.interface import CELLS, STATE_VALUES, feature_indices, update_of, value_of
+from td2048.kernels.episode import (
+    ask_for_candidates,
+    best_candidate,
+    exact_share,
+    regret_update,
+    scratch,
+    store_result,
+)
+from td2048.kernels.interface import CELLS, STATE_VALUES, feature_indices, update_of
 from td2048.kernels.params import ALPHA_SPLIT, TEACHER_LOSS, TEACHER_MOVES
 from td2048.kernels.templates.narrow_board import (
     P_SECOND_TILE,
@@ -138,38 +145,3 @@ def distill_block(table, w, dirty, rng, params, teacher, stop, out):
         store_result(out, e, score, steps, board)
     return out[0].shape[0], False
 
-
-@njit(inline='always')
-def regret_update(w, dirty, work, bank, board, targets, alpha_split):
-    """The regret loss at one position (afterstate values): perfect play's move a* must lead every other move
-    m, in the network's r + V, by what m loses against a* under perfect play, c(m) = Q*(a*) - Q*(m).
-
-    ``targets[m]`` holds V*(s'_m) of each legal move (teacher_after_value), the candidates' indices the rows
-    ask_for_candidates left in ``work``. The move m with the largest r + V + c(m) is found; when it is not a*
-    and leads a* there by delta > 0, V(s'_a*) moves toward its value + delta / 2 and V(s'_m) toward its value -
-    delta / 2, each by exactly alpha x that error (exact_share). This is the cost-sensitive hinge loss of a
-    multiclass classifier (a structured SVM's), an upper bound on the regret c of the network's greedy move;
-    on the positions of the network's own games, where each position counts as often as the player meets
-    it, the sum of those regrets is the player's exact gap to perfect play (the performance-difference
-    identity), so the loss is the gap's bound, learned where the player loses it (AggreVaTe's reduction)."""
-    xs, afters, rewards = work
-    row = 4 * bank
-    best_star, a_star = -np.inf, -1
-    for m in range(4):
-        if load_board(afters, m) != board and rewards[m] + targets[m] > best_star:
-            best_star, a_star = rewards[m] + targets[m], m
-    worst, a_hat = -np.inf, -1
-    for m in range(4):
-        if load_board(afters, m) != board:
-            s = rewards[m] + value_of(w, xs, row + m) + best_star - (rewards[m] + targets[m])
-            if s > worst:
-                worst, a_hat = s, m
-    if a_hat == a_star:
-        return
-    delta = worst - (rewards[a_star] + value_of(w, xs, row + a_star))
-    if delta <= 0.0:
-        return
-    up = row + a_star
-    update_of(w, dirty, xs, up, value_of(w, xs, up) + 0.5 * delta, exact_share(xs, up, alpha_split))
-    down = row + a_hat
-    update_of(w, dirty, xs, down, value_of(w, xs, down) - 0.5 * delta, exact_share(xs, down, alpha_split))

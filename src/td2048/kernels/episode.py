@@ -57,6 +57,7 @@ from td2048.kernels.params import (
     LAMBDA,
     NSTEP,
     PROMOTE,
+    RANK_MOVES,
     RESTART_CODE,
     RESTARTS,
 )
@@ -156,6 +157,44 @@ def exact_share(xs, r, alpha_split):
             if xs[r, f] == xs[r, g]:
                 pairs += 1
     return alpha_split if pairs == 0 else alpha_split * N_FEATURES / (N_FEATURES + 2 * pairs)
+
+
+@njit(inline='always')
+def regret_update(w, dirty, work, bank, board, targets, alpha_split):
+    """The regret loss at one position (afterstate values): perfect play's move a* must lead every other move
+    m, in the network's r + V, by what m loses against a* under perfect play, c(m) = Q*(a*) - Q*(m).
+
+    ``targets[m]`` holds V*(s'_m) of each legal move (distillation: teacher_after_value in
+    td2048.kernels.distill; expected targets ranked: expected_target, the network's own look one move
+    further, in place of V*), the candidates' indices the rows
+    ask_for_candidates left in ``work``. The move m with the largest r + V + c(m) is found; when it is not a*
+    and leads a* there by delta > 0, V(s'_a*) moves toward its value + delta / 2 and V(s'_m) toward its value -
+    delta / 2, each by exactly alpha x that error (exact_share). This is the cost-sensitive hinge loss of a
+    multiclass classifier (a structured SVM's), an upper bound on the regret c of the network's greedy move;
+    on the positions of the network's own games, where each position counts as often as the player meets
+    it, the sum of those regrets is the player's exact gap to perfect play (the performance-difference
+    identity), so the loss is the gap's bound, learned where the player loses it (AggreVaTe's reduction)."""
+    xs, afters, rewards = work
+    row = 4 * bank
+    best_star, a_star = -np.inf, -1
+    for m in range(4):
+        if load_board(afters, m) != board and rewards[m] + targets[m] > best_star:
+            best_star, a_star = rewards[m] + targets[m], m
+    worst, a_hat = -np.inf, -1
+    for m in range(4):
+        if load_board(afters, m) != board:
+            s = rewards[m] + value_of(w, xs, row + m) + best_star - (rewards[m] + targets[m])
+            if s > worst:
+                worst, a_hat = s, m
+    if a_hat == a_star:
+        return
+    delta = worst - (rewards[a_star] + value_of(w, xs, row + a_star))
+    if delta <= 0.0:
+        return
+    up = row + a_star
+    update_of(w, dirty, xs, up, value_of(w, xs, up) + 0.5 * delta, exact_share(xs, up, alpha_split))
+    down = row + a_hat
+    update_of(w, dirty, xs, down, value_of(w, xs, down) - 0.5 * delta, exact_share(xs, down, alpha_split))
 
 
 @njit
@@ -280,6 +319,8 @@ def play_from(table, w, dirty, rng, mode, params, path, board, score, steps, pre
     pending_row = np.int64(12)
     pending_target = 0.0
     promote = STAGED and mode != PLAY and params[PROMOTE] > 0.0
+    ranked = EXPECTED_TARGET and params[RANK_MOVES] > 0.0
+    targets = np.zeros(4)
     recording = record_code < 99 and pool_boards.shape[0] > 0
     while True:
         if recording and max_code(board) >= record_code:
@@ -315,6 +356,15 @@ def play_from(table, w, dirty, rng, mode, params, path, board, score, steps, pre
                 feature_indices(board, xs, np.int64(12))
                 update_of(w, dirty, xs, np.int64(12), best_total(table, w, board, work),
                           exact_share(xs, np.int64(12), alpha_split))
+            elif ranked:  # the moves' expected targets rank them (regret_update); s'_t (or every move) toward its own
+                for m in range(4):
+                    if load_board(work[1], m) != board:
+                        targets[m] = expected_target(table, w, load_board(work[1], m), work)
+                for m in range(4):
+                    if (m == d or params[BACKUP_ALL] > 0.0) and load_board(work[1], m) != board:
+                        row = 4 * bank + m
+                        update_of(w, dirty, xs, row, targets[m], exact_share(xs, row, alpha_split))
+                regret_update(w, dirty, work, bank, board, targets, alpha_split)
             elif params[BACKUP_ALL] > 0.0:  # every legal move's afterstate of s_t toward its expected target
                 for m in range(4):
                     candidate = load_board(work[1], m)

@@ -23,7 +23,8 @@ RESTART_CODE = 10  # a new game keeps its first board with a tile code at least 
 TEACHER_MOVES = 11  # distillation: the share of episodes that follow perfect play's moves (the others the network's)
 BACKUP_ALL = 12  # 1.0: expected targets back up every legal move's afterstate of a position played, not only its own
 TEACHER_LOSS = 13  # distillation: 0 each move's value toward perfect play's, 1 the regret loss on their ranking
-N_PARAMS = 14
+RANK_MOVES = 14  # expected targets: 1.0 also ranks each position's moves by their expected targets (regret loss)
+N_PARAMS = 15
 
 NO_EXPLORATION = (0.0, 0.0, 0.0, 0.0)
 
@@ -32,7 +33,7 @@ def learning_params(alpha_split: float, lam: float = 0.0, nstep: int = 0,
                     explore: tuple[float, float, float, float] = NO_EXPLORATION, first_episode: int = 0,
                     promote: bool = True, restarts: float = 0.0, restart_code: int = 0,
                     teacher_moves: float = 0.0, backup_all: bool = False,
-                    teacher_loss: str = "value") -> np.ndarray:
+                    teacher_loss: str = "value", rank_moves: bool = False) -> np.ndarray:
     """The vector the learning kernels read.
 
     Parameters
@@ -60,7 +61,10 @@ def learning_params(alpha_split: float, lam: float = 0.0, nstep: int = 0,
         Expected targets (forward): back up every legal move's afterstate of each position played.
     teacher_loss : str
         Distillation: ``"value"``, each move's value moves toward perfect play's; ``"regret"``, the regret loss
-        on the moves' ranking (td2048.kernels.distill.regret_update).
+        on the moves' ranking (td2048.kernels.episode.regret_update).
+    rank_moves : bool
+        Expected targets (forward): each position's moves are also ranked by their expected targets, the
+        regret loss with them in place of perfect play's values.
 
     Returns
     -------
@@ -79,12 +83,13 @@ def learning_params(alpha_split: float, lam: float = 0.0, nstep: int = 0,
     params[TEACHER_MOVES] = teacher_moves
     params[BACKUP_ALL] = float(backup_all)
     params[TEACHER_LOSS] = float(teacher_loss == "regret")
+    params[RANK_MOVES] = float(rank_moves)
     return params
 
 
 # the names the generated kernel modules import (td2048.kernels.codegen)
 POSITIONS = ("ALPHA_SPLIT", "LAMBDA", "NSTEP", "EXPLORE_KIND", "EXPLORE_E0", "EXPLORE_E1", "EXPLORE_EPISODES",
              "FIRST_EPISODE", "PROMOTE", "RESTARTS", "RESTART_CODE", "TEACHER_MOVES", "BACKUP_ALL",
-             "TEACHER_LOSS")
+             "TEACHER_LOSS", "RANK_MOVES")
 
 __all__ = [*POSITIONS, "N_PARAMS", "NO_EXPLORATION", "POSITIONS", "learning_params"]
