@@ -144,4 +144,3 @@ def distill_block(table, w, dirty, rng, params, teacher, stop, out):
             board = spawn_tile(after, rng, CELLS)
         store_result(out, e, score, steps, board)
     return out[0].shape[0], False
-

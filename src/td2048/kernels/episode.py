@@ -356,14 +356,11 @@ def play_from(table, w, dirty, rng, mode, params, path, board, score, steps, pre
                 feature_indices(board, xs, np.int64(12))
                 update_of(w, dirty, xs, np.int64(12), best_total(table, w, board, work),
                           exact_share(xs, np.int64(12), alpha_split))
-            elif ranked:  # the moves' expected targets rank them (regret_update); s'_t (or every move) toward its own
+            elif ranked:  # the moves' expected targets rank them (regret_update); s'_t toward its own
                 for m in range(4):
                     if load_board(work[1], m) != board:
                         targets[m] = expected_target(table, w, load_board(work[1], m), work)
-                for m in range(4):
-                    if (m == d or params[BACKUP_ALL] > 0.0) and load_board(work[1], m) != board:
-                        row = 4 * bank + m
-                        update_of(w, dirty, xs, row, targets[m], exact_share(xs, row, alpha_split))
+                update_of(w, dirty, xs, row, targets[d], exact_share(xs, row, alpha_split))
                 regret_update(w, dirty, work, bank, board, targets, alpha_split)
             elif params[BACKUP_ALL] > 0.0:  # every legal move's afterstate of s_t toward its expected target
                 for m in range(4):
