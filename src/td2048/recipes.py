@@ -17,7 +17,8 @@ the 7.6 GiB that run holds at its peak, 3x3 has a second recipe: one tuple of 8 
 image leaves out a corner, 382 MiB), started and learned the same way; ``td2048 train --board 3x3`` trains the
 best recipe that fits the memory free (:func:`recipe`). 4x3 is too large to solve here, but its optimum is known
 (Kaneko and Yamashita, 2025): its recipe is the 4x4 recipe's temporal coherence on the board's ``4x6`` network and
-two 7-cell tuples, the best of the methods measured against that optimum.
+two 7-cell tuples in two stages cut at the 2048, with restarts from the first 2048 board, the best of the methods
+measured against that optimum; the same network in one stage is its recipe for less memory.
 """
 
 from __future__ import annotations
@@ -43,10 +44,18 @@ RECIPES: dict[tuple[str, str], tuple[dict, ...]] = {
     ),
     ("2584", "2x3"): ({"network": "1x6", "clamp": 12, **_EXACT, "optimistic": 3000.0, "episodes": 2_000_000,
                        "block": 200_000},),
-    # too large to solve here (its optimum is known): the 4x4 recipe's TC on the board's 4x6 and two 7-cell tuples
-    # (a column and three cells of the next), clamped at 4096, 554 MiB; half an hour on two threads
-    ("2048", "4x3"): ({"network": "036914,147a25,036147,147258,0369147,147a036", "clamp": 12, "tc_from": "0",
-                       "update": "forward", "threads": 2, "episodes": 3_500_000, "block": 100_000},),
+    ("2048", "4x3"): (
+        # too large to solve here (its optimum is known): the 4x4 recipe's TC on the board's 4x6 and two 7-cell
+        # tuples (a column and three cells of the next), clamped at 4096, in two stages cut at the 2048 (1.1 GiB,
+        # 3.25 GiB with TC's accumulators), 30% of the games restarted from a game's first 2048 board; half an hour
+        # on two threads
+        {"network": "036914,147a25,036147,147258,0369147,147a036", "clamp": 12, "memory_limit": 4 << 30,
+         "stages": "2048", "restarts": 0.3, "tc_from": "0", "update": "forward", "threads": 2,
+         "episodes": 3_500_000, "block": 100_000},
+        # for less memory: the same network in one stage (554 MiB), no restarts
+        {"network": "036914,147a25,036147,147258,0369147,147a036", "clamp": 12, "tc_from": "0",
+         "update": "forward", "threads": 2, "episodes": 3_500_000, "block": 100_000},
+    ),
 }
 """(game, board) -> the settings of its recipes (:class:`td2048.settings.TrainSettings` fields), the best first;
 a later one needs less memory."""
@@ -122,8 +131,8 @@ def recipe(board: str, game: str = "2048", memory: int | None = None) -> dict:
     return next((plan for plan in plans if peak_memory(plan, board, game) <= memory), {})
 
 
-_RUN_KEYS = ("threads", "episodes", "block")  # how long and on how many threads: the last line of a wrapped command
-_NETWORK_KEYS = ("network", "clamp", "isomorphisms", "memory_limit")  # the first line's, after the board and game
+_RUN_KEYS = ("memory_limit", "threads", "episodes", "block")  # memory, threads, length: the last line
+_NETWORK_KEYS = ("network", "clamp", "isomorphisms")  # the first line's, after the board and game
 
 
 def recipe_command(board: str, game: str = "2048", which: int = 0, wrap: bool = False) -> str:
@@ -158,8 +167,8 @@ def plan_command(plan: dict, board: str, game: str = "2048", wrap: bool = False)
     board, game : str
         The board and game.
     wrap : bool
-        Three lines joined by backslashes: the board and network, then how it learns, then how long and on how
-        many threads (the research page's Recipes block).
+        Three lines joined by backslashes: the board and network, then how it learns, then the memory it may
+        hold, its threads and its length (the research page's Recipes block).
 
     Returns
     -------
