@@ -113,7 +113,27 @@ def kernels_for(spec, tracked: bool = False, wide: bool = False, state_values: b
     if digest in _loaded:
         _by_variant[variant] = _loaded[digest]
         return _loaded[digest]
-    name = f"td2048_kernels_{digest}"
+    module = load_generated(f"td2048_kernels_{digest}", source)
+    _loaded[digest] = module
+    _by_variant[variant] = module
+    return module
+
+
+def load_generated(name: str, source: str) -> ModuleType:
+    """Write a generated module's source into the cache directory (atomically, where it differs) and import it
+    under ``name``, so that Numba's ``cache=True`` keeps its compiled code beside it.
+
+    Parameters
+    ----------
+    name : str
+        The module's name, unique to its source (a hash of it).
+    source : str
+        Its Python source.
+
+    Returns
+    -------
+    module
+    """
     path = _writable_dir() / f"{name}.py"
     if not path.exists() or path.read_text() != source:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{name}.", suffix=".tmp")
@@ -124,6 +144,4 @@ def kernels_for(spec, tracked: bool = False, wide: bool = False, state_values: b
     module = importlib.util.module_from_spec(module_spec)
     sys.modules[name] = module
     module_spec.loader.exec_module(module)
-    _loaded[digest] = module
-    _by_variant[variant] = module
     return module
