@@ -191,7 +191,7 @@ class TrainSettings:
         the mean over every new tile of the best move's r + V, each update moving V by exactly alpha x the error;
         ``"expected-all"``: the same for every legal move's afterstate of each position played (forward updates);
         ``"ranked"``: expected targets for the move played, and each position's moves ranked by their expected
-        targets (the regret loss of :func:`td2048.kernels.episode.regret_update`, with the network's own look
+        targets (the regret loss of :func:`td2048.kernels.targets.regret_update`, with the network's own look
         one move further in place of perfect play's values; forward updates).
     teacher : str or None
         Distillation: a solution file of the run's board and game (``td2048 solve --out``); each position played

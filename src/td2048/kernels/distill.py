@@ -16,16 +16,10 @@ import numpy as np
 
 from td2048.config import njit
 from td2048.games.keys import canon4, canon5
-from td2048.kernels.episode import (
-    ask_for_candidates,
-    best_candidate,
-    exact_share,
-    regret_update,
-    scratch,
-    store_result,
-)
+from td2048.kernels.episode import ask_for_candidates, best_candidate, scratch, store_result
 from td2048.kernels.interface import CELLS, STATE_VALUES, feature_indices, update_of
 from td2048.kernels.params import ALPHA_SPLIT, TEACHER_LOSS, TEACHER_MOVES
+from td2048.kernels.targets import exact_share, regret_update
 from td2048.kernels.templates.narrow_board import (
     P_SECOND_TILE,
     U64,

@@ -61,7 +61,7 @@ def learning_params(alpha_split: float, lam: float = 0.0, nstep: int = 0,
         Expected targets (forward): back up every legal move's afterstate of each position played.
     teacher_loss : str
         Distillation: ``"value"``, each move's value moves toward perfect play's; ``"regret"``, the regret loss
-        on the moves' ranking (td2048.kernels.episode.regret_update).
+        on the moves' ranking (td2048.kernels.targets.regret_update).
     rank_moves : bool
         Expected targets (forward): each position's moves are also ranked by their expected targets, the
         regret loss with them in place of perfect play's values.
