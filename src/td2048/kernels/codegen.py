@@ -66,7 +66,7 @@ def template_text(name: str) -> str:
     ----------
     name : str
         The template's module name: ``narrow_board``, ``wide_board``, ``no_expectation``, ``downgrade``,
-        ``network_calls`` or ``one_stage``.
+        ``network_calls``, ``one_stage`` or ``one_tuple_filler``.
 
     Returns
     -------

@@ -11,7 +11,9 @@ generated module.
 - :mod:`~td2048.kernels.templates.no_expectation`: the expectation functions of afterstate networks;
 - :mod:`~td2048.kernels.templates.downgrade`: tile downgrading, for search;
 - :mod:`~td2048.kernels.templates.network_calls`: a network's value and update one board at a time;
-- :mod:`~td2048.kernels.templates.one_stage`: the stage functions of a network of one stage.
+- :mod:`~td2048.kernels.templates.one_stage`: the stage functions of a network of one stage;
+- :mod:`~td2048.kernels.templates.one_tuple_filler`: a one-tuple table filled from another network's values
+  (:mod:`td2048.kernels.transfer`).
 """
 
 TEMPLATE_MARKER = "# ---- text of the generated module (td2048.kernels.codegen copies what follows) ----"
