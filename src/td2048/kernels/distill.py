@@ -19,16 +19,13 @@ from td2048.games.keys import canon4, canon5
 from td2048.kernels.episode import ask_for_candidates, best_candidate, scratch, store_result
 from td2048.kernels.interface import CELLS, STATE_VALUES, feature_indices, update_of
 from td2048.kernels.params import ALPHA_SPLIT, TEACHER_LOSS, TEACHER_MOVES
-from td2048.kernels.targets import exact_share, regret_update
+from td2048.kernels.targets import chance_mean, exact_share, regret_update
 from td2048.kernels.templates.narrow_board import (
-    P_SECOND_TILE,
     U64,
     board_low,
     cell_code,
-    empty_mask,
     load_board,
     new_game,
-    place_tile,
     spawn_tile,
 )
 from td2048.rng import uniform
@@ -63,19 +60,18 @@ def teacher_value(teacher, b, codes):
     return np.nan
 
 
+@njit(inline='always')
+def teacher_value_at(position, state):
+    """teacher_value of ``position`` with ``state`` = (teacher, codes): chance_mean's form of it."""
+    teacher, codes = state
+    return teacher_value(teacher, position, codes)
+
+
 @njit
 def teacher_after_value(teacher, after, codes):
     """V*(s'): the mean over every empty cell and both new tiles of perfect play's value of the position they
     make (an afterstate's exact value; see teacher_value)."""
-    empty = empty_mask(after) & CELLS
-    n = 0
-    total = 0.0
-    for c in range(16):
-        if empty & (U64(1) << U64(4 * c)):
-            n += 1
-            total += (1.0 - P_SECOND_TILE) * teacher_value(teacher, place_tile(after, c, 1), codes) \
-                + P_SECOND_TILE * teacher_value(teacher, place_tile(after, c, 2), codes)
-    return total / n if n > 0 else 0.0
+    return chance_mean(after, teacher_value_at, (teacher, codes))
 
 
 @njit

@@ -67,6 +67,32 @@ def best_total(table, w, board, work):
     return best if best > -np.inf else 0.0
 
 
+@njit(inline='always')
+def chance_mean(after, value_at, state):
+    """The chance node of an afterstate: the mean, over every empty cell and both new tiles with their
+    probabilities, of ``value_at(position, state)`` at the position the tile makes (0 where no cell is empty).
+
+    The one expectation over the new tile of the kernels (``expected_target`` of a network's values,
+    ``teacher_after_value`` of perfect play's); ``value_at`` is a compiled function of the position and of
+    ``state``, a tuple of what it reads."""
+    empty = empty_mask(after) & CELLS
+    n = 0
+    total = 0.0
+    for c in range(16):
+        if empty & (U64(1) << U64(4 * c)):
+            n += 1
+            total += (1.0 - P_SECOND_TILE) * value_at(place_tile(after, c, 1), state) \
+                + P_SECOND_TILE * value_at(place_tile(after, c, 2), state)
+    return total / n if n > 0 else 0.0
+
+
+@njit(inline='always')
+def best_total_at(position, state):
+    """best_total of ``position`` with ``state`` = (table, w, work): chance_mean's form of it."""
+    table, w, work = state
+    return best_total(table, w, position, work)
+
+
 @njit
 def expected_target(table, w, after, work):
     """The expected target of an afterstate: the mean, over every empty cell and both new tiles with their
@@ -75,15 +101,7 @@ def expected_target(table, w, after, work):
     ``E[max_a r + V(s'')]`` over the chance step from ``after``: the Bellman backup of the afterstate with
     the game's own probabilities (each empty cell alike, the second tile with P_SECOND_TILE), as real-time
     dynamic programming updates a position, instead of one sampled next move (see best_total for ``work``)."""
-    empty = empty_mask(after) & CELLS
-    n = 0
-    total = 0.0
-    for c in range(16):
-        if empty & (U64(1) << U64(4 * c)):
-            n += 1
-            total += (1.0 - P_SECOND_TILE) * best_total(table, w, place_tile(after, c, 1), work) \
-                + P_SECOND_TILE * best_total(table, w, place_tile(after, c, 2), work)
-    return total / n if n > 0 else 0.0
+    return chance_mean(after, best_total_at, (table, w, work))
 
 
 @njit(inline='always')
