@@ -4,6 +4,8 @@ Like :mod:`td2048.kernels.episode`, this file is not imported as it is: its text
 to each network's generated module (:mod:`td2048.kernels.codegen`), which defines the network's and the board's
 names it uses. The imports above the marker name them for a linter and a reader; they are not copied.
 
+- ``chance_mean``: the chance node of an afterstate (the mean over the new tile of a compiled function of the
+  position), the one expectation of the kernels (expected targets here, a teacher's values in distillation);
 - the targets of expected-target learning: ``best_total`` (the best move's r + V of a position) and
   ``expected_target`` (its mean over the new tile), with ``exact_share``, the step that moves V by exactly alpha
   times the error;
