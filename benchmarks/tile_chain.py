@@ -1,0 +1,123 @@
+"""Where a player's games stop short of the next tile: where it builds a tile, and the chain it lines up behind it.
+
+    td2048 train --board 4x3 --seed 1 --out runs/recipe43
+    python benchmarks/tile_chain.py --model "the recipe=runs/recipe43/model.td2048" --tile 2048 --games 2000
+    python benchmarks/tile_chain.py --model "the recipe, depth 4=runs/recipe43/model.td2048" --tile 2048 \\
+        --games 200 --depth 4
+
+A tile 2^k is built from a chain 2^(k-1), 2^(k-2), ... of tiles side by side; on a tight board (4x3's 4096
+needs 11 of its 12 cells) the chain must run from a corner along the board, each tile beside the one twice
+its value. For each model, games of its player (greedy, or searched ``--depth`` moves deep) are played one
+move at a time from ``--seed``, and of the games that reach ``--tile`` this prints (a Markdown table):
+where the tile first appears (a corner or not), the longest chain that ever runs from it (the tile, then
+half its value on a neighbouring cell, and so on), and how often the tile, its half and its quarter stand
+in a line along an edge from a corner, the start of the chain that builds the next tile.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+
+
+def neighbours(rows: int, cols: int) -> dict[int, list[int]]:
+    """Each cell's neighbours (cells of the 4x4 frame, row-major: cell r * 4 + c)."""
+    return {r * 4 + c: [rr * 4 + cc for rr, cc in ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1))
+                        if 0 <= rr < rows and 0 <= cc < cols]
+            for r in range(rows) for c in range(cols)}
+
+
+def edge_lines(rows: int, cols: int) -> list[tuple[int, int, int]]:
+    """Three cells in a line along an edge, the first in a corner: where a chain's first three tiles stand."""
+    lines = []
+    for r, c in ((0, 0), (0, cols - 1), (rows - 1, 0), (rows - 1, cols - 1)):
+        dr, dc = (1 if r == 0 else -1), (1 if c == 0 else -1)
+        if cols >= 3:
+            lines.append(tuple(r * 4 + c + i * dc for i in range(3)))
+        if rows >= 3:
+            lines.append(tuple((r + i * dr) * 4 + c for i in range(3)))
+    return lines
+
+
+def longest_chain(codes: dict[int, int], start: int, near: dict[int, list[int]]) -> int:
+    """Tiles in the longest path from ``start`` through neighbouring cells, each code one less than the last."""
+    best, stack = 1, [(start, 1, (start,))]
+    while stack:
+        cell, n, seen = stack.pop()
+        best = max(best, n)
+        for nb in near[cell]:
+            if nb not in seen and codes[nb] == codes[cell] - 1 > 0:
+                stack.append((nb, n + 1, (*seen, nb)))
+    return best
+
+
+def follow(model: str, tile: int, games: int, depth: int, seed: int) -> dict[str, float]:
+    """Play ``games`` games and count, over those that reach ``tile``, where it appears and what lines up behind."""
+    import numpy as np
+
+    from td2048.api import load
+    from td2048.play import Agent
+
+    net = load(model)
+    rows, cols = net.board.rows, net.board.cols
+    cells = [r * 4 + c for r in range(rows) for c in range(cols)]
+    corners = {0, cols - 1, (rows - 1) * 4, (rows - 1) * 4 + cols - 1}
+    near, lines = neighbours(rows, cols), edge_lines(rows, cols)
+    code = int(math.log2(tile))
+    agent = Agent(net, seed=seed, depth=depth)
+    values = np.zeros(4)
+    counts = {"games": games, "reached": 0, "in a corner": 0, "chain 1": 0, "chain 2": 0, "chain 3": 0,
+              "chain 4+": 0, "on an edge line": 0, "score": 0.0}
+    for g in range(games):
+        agent.start_game(g)
+        board = agent.spawn(agent.spawn(agent.empty_board))
+        first, chain, lined = None, 0, False
+        while True:
+            d, reward, _, board = agent.step(board, values)
+            if d < 0:
+                break
+            counts["score"] += reward
+            codes = {i: (board >> (4 * i)) & 15 for i in cells}
+            at = [i for i in cells if codes[i] == code]
+            if not at:
+                continue
+            first = first if first is not None else at[0] in corners
+            chain = max(chain, *(longest_chain(codes, i, near) for i in at))
+            lined = lined or any(codes[a] == code and codes[b] == code - 1 and codes[c] == code - 2
+                                 for a, b, c in lines)
+        if first is not None:
+            counts["reached"] += 1
+            counts["in a corner"] += first
+            counts[f"chain {min(chain, 4)}" + ("+" if chain >= 4 else "")] += 1
+            counts["on an edge line"] += lined
+    counts["score"] /= games
+    return counts
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", action="append", required=True, metavar="LABEL=PATH", help="a model (repeatable)")
+    parser.add_argument("--tile", type=int, required=True, help="the tile to follow, such as 2048")
+    parser.add_argument("--games", type=int, default=1000, help="games per model (default 1000)")
+    parser.add_argument("--depth", type=int, default=1, help="search depth (default 1: greedy)")
+    parser.add_argument("--seed", type=int, default=2026, help="the games' seed (default 2026)")
+    args = parser.parse_args(argv)
+    if args.tile < 8 or args.tile & (args.tile - 1):
+        parser.error(f"--tile must be a power of two from 8, not {args.tile}")
+    print(f"| player | games | average | reach {args.tile} | first in a corner | longest chain behind it: 1 | 2 "
+          f"| 3 | 4+ | {args.tile}, {args.tile // 2}, {args.tile // 4} along an edge |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for item in args.model:
+        label, _, path = item.rpartition("=")
+        c = follow(path, args.tile, args.games, args.depth, args.seed)
+        n = max(c["reached"], 1)
+        share = [f"{100 * c[k] / n:.1f}%" for k in ("in a corner", "chain 1", "chain 2", "chain 3", "chain 4+",
+                                                      "on an edge line")]
+        print(f"| {label or path} | {args.games:,} | {c['score']:,.0f} | {100 * c['reached'] / args.games:.1f}% | "
+              + " | ".join(share) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

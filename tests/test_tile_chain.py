@@ -1,0 +1,34 @@
+"""benchmarks/tile_chain.py's board helpers: neighbours, the lines along an edge from a corner, and chains."""
+
+import importlib.util
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "tile_chain.py"
+spec = importlib.util.spec_from_file_location("tile_chain", SCRIPT)
+tile_chain = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(tile_chain)
+
+
+def test_neighbours_stay_on_the_board():
+    near = tile_chain.neighbours(4, 3)  # 4 rows of 3 cells in the 4x4 frame
+    assert sorted(near) == [0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14]
+    assert sorted(near[0]) == [1, 4]
+    assert sorted(near[5]) == [1, 4, 6, 9]
+    assert sorted(near[14]) == [10, 13]
+
+
+def test_edge_lines_start_in_a_corner_and_run_along_an_edge():
+    lines = tile_chain.edge_lines(4, 3)
+    assert (0, 1, 2) in lines and (0, 4, 8) in lines and (14, 10, 6) in lines and (12, 13, 14) in lines
+    assert len(lines) == 8
+    assert len(tile_chain.edge_lines(2, 2)) == 0  # no line of three fits
+
+
+def test_the_longest_chain_halves_tile_by_tile():
+    near = tile_chain.neighbours(4, 3)
+    codes = dict.fromkeys(near, 0)
+    codes.update({0: 11, 4: 10, 8: 9, 12: 8, 13: 3, 1: 9})  # 2048, 1024, 512, 256 down a column; a 512 beside
+    assert tile_chain.longest_chain(codes, 0, near) == 4
+    assert tile_chain.longest_chain(codes, 4, near) == 3  # 1024, 512, 256 (the other 512 is beside the 2048 only)
+    codes[12] = 7
+    assert tile_chain.longest_chain(codes, 0, near) == 3
