@@ -20,10 +20,12 @@ import argparse
 import math
 import sys
 
+from td2048.games.shape import FRAME
+
 
 def neighbours(rows: int, cols: int) -> dict[int, list[int]]:
-    """Each cell's neighbours (cells of the 4x4 frame, row-major: cell r * 4 + c)."""
-    return {r * 4 + c: [rr * 4 + cc for rr, cc in ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1))
+    """Each cell's neighbours (cells of the 4x4 frame, row-major: cell r * FRAME + c)."""
+    return {r * FRAME + c: [rr * FRAME + cc for rr, cc in ((r - 1, c), (r + 1, c), (r, c - 1), (r, c + 1))
                         if 0 <= rr < rows and 0 <= cc < cols]
             for r in range(rows) for c in range(cols)}
 
@@ -34,9 +36,9 @@ def edge_lines(rows: int, cols: int) -> list[tuple[int, int, int]]:
     for r, c in ((0, 0), (0, cols - 1), (rows - 1, 0), (rows - 1, cols - 1)):
         dr, dc = (1 if r == 0 else -1), (1 if c == 0 else -1)
         if cols >= 3:
-            lines.append(tuple(r * 4 + c + i * dc for i in range(3)))
+            lines.append(tuple(r * FRAME + c + i * dc for i in range(3)))
         if rows >= 3:
-            lines.append(tuple((r + i * dr) * 4 + c for i in range(3)))
+            lines.append(tuple((r + i * dr) * FRAME + c for i in range(3)))
     return lines
 
 
@@ -57,17 +59,18 @@ def follow(model: str, tile: int, games: int, depth: int, seed: int) -> dict[str
     import numpy as np
 
     from td2048.api import load
+    from td2048.games.wide import wide_to_codes
     from td2048.play import Agent
 
     net = load(model)
     rows, cols = net.board.rows, net.board.cols
-    cells = [r * 4 + c for r in range(rows) for c in range(cols)]
-    corners = {0, cols - 1, (rows - 1) * 4, (rows - 1) * 4 + cols - 1}
+    cells = net.board.frame_cells
+    corners = {0, cols - 1, (rows - 1) * FRAME, (rows - 1) * FRAME + cols - 1}
     near, lines = neighbours(rows, cols), edge_lines(rows, cols)
     code = int(math.log2(tile))
     agent = Agent(net, seed=seed, depth=depth)
     values = np.zeros(4)
-    counts = {"games": games, "reached": 0, "in a corner": 0, "chain 1": 0, "chain 2": 0, "chain 3": 0,
+    counts = {"reached": 0, "in a corner": 0, "chain 1": 0, "chain 2": 0, "chain 3": 0,
               "chain 4+": 0, "on an edge line": 0, "score": 0.0}
     for g in range(games):
         agent.start_game(g)
@@ -78,7 +81,8 @@ def follow(model: str, tile: int, games: int, depth: int, seed: int) -> dict[str
             if d < 0:
                 break
             counts["score"] += reward
-            codes = {i: (board >> (4 * i)) & 15 for i in cells}
+            frame = wide_to_codes(board if isinstance(board, tuple) else (board, 0))  # 4- or 5-bit cells
+            codes = {i: frame[i] for i in cells}
             at = [i for i in cells if codes[i] == code]
             if not at:
                 continue
@@ -89,7 +93,7 @@ def follow(model: str, tile: int, games: int, depth: int, seed: int) -> dict[str
         if first is not None:
             counts["reached"] += 1
             counts["in a corner"] += first
-            counts[f"chain {min(chain, 4)}" + ("+" if chain >= 4 else "")] += 1
+            counts[f"chain {chain}" if chain < 4 else "chain 4+"] += 1
             counts["on an edge line"] += lined
     counts["score"] /= games
     return counts
