@@ -239,6 +239,65 @@ def solve_board(rows: int, cols: int, game: str = "2048", max_code: int = 15):
     return memo, start
 
 
+def solve_endgame(rows: int, cols: int, fixed: dict, goal: tuple):
+    """An endgame by memoised recursion: the reference of :mod:`td2048.solve.endgame`.
+
+    ``fixed`` maps board cells (row-major) to codes that must stay in place, ``goal`` is (cell, code). A move that
+    leaves the goal's code at its cell and every other fixed code in place (in some symmetric grid) wins (1); a
+    move that leaves a fixed code out of place in every symmetric grid is not made; a grid with no other move is
+    lost (0). Returns ``(values, start)``: ``values`` maps each position met (the least of its symmetric grids)
+    to its probability of winning, ``start`` the mean over the fixed codes with two new tiles on the free cells."""
+    import sys
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10000))
+    won_codes = {**fixed, goal[0]: goal[1]}
+    memo: dict = {}
+
+    def canon(grid):
+        return min(tuple(tuple(row) for row in g) for g in symmetries(grid))
+
+    def shows(grid, wanted):
+        return any(all(g[c // cols][c % cols] == v for c, v in wanted.items()) for g in symmetries(grid))
+
+    def value(key):
+        if key in memo:
+            return memo[key]
+        grid = [list(row) for row in key]
+        best = 0.0
+        for d in (UP, RIGHT, DOWN, LEFT):
+            after, _ = move(grid, d)
+            if after == grid:
+                continue
+            if shows(after, won_codes):
+                best = 1.0
+                continue
+            if not shows(after, fixed):
+                continue
+            empty = [(r, c) for r in range(rows) for c in range(cols) if after[r][c] == 0]
+            q = 0.0
+            for r, c in empty:
+                for code, p in ((1, 0.9), (2, 0.1)):
+                    child = [row[:] for row in after]
+                    child[r][c] = code
+                    q += p / len(empty) * value(canon(child))
+            best = max(best, q)
+        memo[key] = best
+        return best
+
+    free = [i for i in range(rows * cols) if i not in fixed]
+    start = 0.0
+    for i in free:
+        for j in free:
+            if i == j:
+                continue
+            for a, pa in ((1, 0.9), (2, 0.1)):
+                for b, pb in ((1, 0.9), (2, 0.1)):
+                    grid = [[fixed.get(r * cols + c, 0) for c in range(cols)] for r in range(rows)]
+                    grid[i // cols][i % cols], grid[j // cols][j % cols] = a, b
+                    start += pa * pb / (len(free) * (len(free) - 1)) * value(canon(grid))
+    return memo, start
+
+
 def policy_value(rows: int, cols: int, choose, game: str = "2048", max_code: int = 15):
     """A policy's exact value on an R x C grid by memoised recursion over the grids themselves (no symmetry):
     the reference of :func:`td2048.solve.exact_policy_value`.

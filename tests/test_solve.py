@@ -147,7 +147,7 @@ def _refuse(board):
     from td2048.cli import solve as command
 
     command.run(Namespace(board=board, game="2048", out=None, memory_limit=64 * 2**30, json=False, source=None,
-                          reach=False, score_at_least=None, count=False))
+                          reach=False, score_at_least=None, count=False, fixed=None, goal=None))
 
 
 @pytest.mark.parametrize("board, game", [("2x3", "2048"), ("2x2", "2584")])

@@ -24,6 +24,12 @@ Prints the start's optimal expected score and each tile's reach probability, the
 the seconds and the peak memory; --json prints them as one JSON object on the last line. --out writes
 every position's values to a solution file (see docs/guides/solve.md). A board whose solve would not
 fit --memory-limit is refused before it starts, with its estimate (3x4, 4x3 and 4x4 are far too large).
+
+--fixed and --goal solve an endgame instead of the whole game: the tiles of --fixed stay in place (a move
+that shifts one is not allowed), and each position's value is the probability of building the tile of
+--goal at its cell with the others in place, from the fixed tiles and two new tiles on the free cells.
+On 4x3, --fixed 0=2048,3=1024,6=512 --goal 6=1024 is the last step to a 4096 along the left column.
+Endgames have no size estimate: --count tells their size first.
 """
 
 
@@ -48,6 +54,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="refuse a solve estimated to need more (default: the machine's memory, else 2GiB)")
     p.add_argument("--score-at-least", type=scores_arg, default=None, metavar="X[,X...]",
                    help=f"under perfect play (the expected score's aim), {SCORES_HELP}")
+    p.add_argument("--fixed", metavar="CELL=TILE[,...]",
+                   help="an endgame: tiles fixed in place (board cells row by row from 0 at the top left), "
+                        "such as 0=2048,3=1024,6=512; with --goal")
+    p.add_argument("--goal", metavar="CELL=TILE",
+                   help="the endgame's goal: the tile to build and its cell, such as 6=1024 (the tile the fixed "
+                        "chain then merges into); with --fixed")
     p.add_argument("--count", action="store_true",
                    help="only count the positions (the forward pass, keeping no keys): a line every 100 layers, "
                         "then the total; for a board too large to solve here")
@@ -64,22 +76,28 @@ def run(args: argparse.Namespace) -> int:
     from td2048.errors import TD2048Error
     from td2048.games.shape import BoardShape
     board = BoardShape.parse(args.board)
+    endgame = _endgame(args, board)
     if args.source:
         from td2048.solve import load_solution
 
+        if endgame is not None:
+            raise TD2048Error("--from reads the endgame from its file: give --fixed and --goal only to solve one")
         started = time.perf_counter()
-        solution = load_solution(args.source, board, args.game)
+        solution = load_solution(args.source, board, args.game, endgame=None)
         if args.out:
             solution.save(args.out, reach=args.reach)
         return _report(args, board, solution, time.perf_counter() - started)
     if args.count:
-        return _count(args, board)
+        return _count(args, board, endgame)
     if args.reach and not args.out:
         raise TD2048Error("--reach writes the reach probabilities in the solution file: give it with --out FILE")
+    if endgame is not None and (args.reach or args.score_at_least is not None):
+        raise TD2048Error(f"{'--reach' if args.reach else '--score-at-least'} is of the whole game: an endgame's one "
+                          "value is the probability of its goal")
     limit = args.memory_limit or machine_memory()
     from td2048.solve import estimate_bytes, estimate_positions
 
-    need = estimate_bytes(board, args.game)
+    need = estimate_bytes(board, args.game) if endgame is None else 0
     from td2048.spec import format_bytes
 
     if need > limit:
@@ -89,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else None
     if out is not None and not out.parent.is_dir():
         raise TD2048Error(f"cannot write {out}: no directory {out.parent}")
-    if out is not None:  # the keys the forward pass keeps beside the file, given back as the file grows
+    if out is not None and endgame is None:  # the keys the forward pass keeps beside the file, given back as it grows
         per_position = max(REACH_BYTES_PER_POSITION if args.reach else FILE_BYTES_PER_POSITION,
                            WORK_BYTES_PER_POSITION) + 2
         file_bytes = per_position * estimate_positions(board, args.game)
@@ -115,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
         scratch = tempfile.TemporaryDirectory(prefix="td2048-solve-")
         out = Path(scratch.name) / f"{board.name}.solution"
     try:
-        solution = solve(board, args.game, out=out, reach=args.reach, on_progress=on_progress)
+        solution = solve(board, args.game, out=out, reach=args.reach, on_progress=on_progress, endgame=endgame)
         seconds = time.perf_counter() - started
         return _report(args, board, solution, seconds)
     finally:
@@ -125,13 +143,26 @@ def run(args: argparse.Namespace) -> int:
             scratch.cleanup()
 
 
-def _count(args, board) -> int:
+def _endgame(args, board):
+    """The endgame of --fixed and --goal, or None."""
+    from td2048.errors import TD2048Error
+
+    if (args.fixed is None) != (args.goal is None):
+        raise TD2048Error("--fixed and --goal go together: the tiles that stay in place and the tile to build")
+    if args.fixed is None:
+        return None
+    from td2048.solve.endgame import Endgame
+
+    return Endgame.parse(board, args.fixed, args.goal, args.game)
+
+
+def _count(args, board, endgame=None) -> int:
     """``--count``: the forward pass alone, printing as it goes (what it prints holds if it is stopped)."""
     from td2048.solve.layers import LayerStore, Rules, enumerate_layers
     from td2048.spec import format_bytes
 
     started = time.perf_counter()
-    rules = Rules(board, args.game)
+    rules = Rules(board, args.game, endgame)
     total = [0, 0]
 
     def on_layer(tile_sum, positions):
@@ -144,9 +175,10 @@ def _count(args, board) -> int:
     layers = enumerate_layers(rules, on_layer=on_layer, store=LayerStore(count_only=True))
     seconds = time.perf_counter() - started
     peak = peak_memory_bytes()
-    print(f"{args.game} on {board.name}: {layers.positions:,} positions (up to symmetry), {len(layers.sums)} layers "
-          f"of tile sum, the largest {max(layers.counts):,}; counted in {seconds:.2f} s, peak memory "
-          f"{format_bytes(peak)}")
+    posed = "" if endgame is None else f" ({endgame.describe()})"
+    print(f"{args.game} on {board.name}{posed}: {layers.positions:,} positions (up to symmetry), "
+          f"{len(layers.sums)} layers of tile sum, the largest {max(layers.counts):,}; counted in {seconds:.2f} s, "
+          f"peak memory {format_bytes(peak)}")
     if args.json:
         print(json.dumps({"board": board.name, "game": args.game, "positions": layers.positions,
                           "layers": len(layers.sums), "largest_layer": max(layers.counts), "seconds": seconds,
@@ -159,12 +191,20 @@ def _report(args, board, solution, seconds: float) -> int:
 
     out = args.out
     reach = {str(t): p for t, p in solution.reach.items()}
-    print(f"{args.game} on {board.name}: {solution.positions:,} positions (up to symmetry), "
+    endgame = solution.endgame
+    posed = "" if endgame is None else f" ({endgame.describe()})"
+    print(f"{args.game} on {board.name}{posed}: {solution.positions:,} positions (up to symmetry), "
           f"{len(solution.sums)} layers of tile sum")
-    print(f"optimal expected score from the start: {solution.expected_score:.6f}")
-    print("reach probability under perfect play (each tile its own play):")
-    for tile, p in solution.reach.items():
-        print(f"  {tile:>6}  {p:.6f}")
+    if endgame is None:
+        print(f"optimal expected score from the start: {solution.expected_score:.6f}")
+        print("reach probability under perfect play (each tile its own play):")
+        for tile, p in solution.reach.items():
+            print(f"  {tile:>6}  {p:.6f}")
+        results = {"expected_score": solution.expected_score, "reach": reach}
+    else:
+        print(f"probability of the goal under perfect play, from the fixed tiles and two new tiles: "
+              f"{solution.goal_probability:.6f}")
+        results = {"endgame": endgame.to_json(), "goal_probability": solution.goal_probability}
     score = {}
     if args.score_at_least is not None:
         from td2048.solve import PERFECT_PLAY, exact_policy_value
@@ -183,6 +223,5 @@ def _report(args, board, solution, seconds: float) -> int:
         print(f"wrote {out}")
     if args.json:
         print(json.dumps({"board": board.name, "game": args.game, "positions": solution.positions,
-                          "expected_score": solution.expected_score, "reach": reach, **score, "seconds": seconds,
-                          "peak_memory_bytes": peak}))
+                          **results, **score, "seconds": seconds, "peak_memory_bytes": peak}))
     return 0

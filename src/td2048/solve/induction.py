@@ -21,7 +21,7 @@ from td2048.threads import split_range
 
 
 def solve(board, game: str = "2048", keep_values: bool = False, out=None, reach: bool = False, on_progress=None,
-          workdir=None) -> Solution:
+          workdir=None, endgame=None) -> Solution:
     """Solve a small board exactly: every reachable position's value under perfect play.
 
     Parameters
@@ -43,15 +43,21 @@ def solve(board, game: str = "2048", keep_values: bool = False, out=None, reach:
     workdir : str or os.PathLike or None
         Where the forward pass keeps the layers' keys until the backward pass reads them (a temporary file,
         deleted at the end; None: beside ``out``, else the system's temporary directory).
+    endgame : Endgame or None
+        Solve this endgame (:mod:`td2048.solve.endgame`: tiles fixed in place, a tile to build) instead of the
+        whole game: each position's one value is then the probability of building the goal.
 
     Returns
     -------
     Solution
         Its ``expected_score`` and ``reach`` are the start's: the mean over the start positions, each
-        weighted by its probability. Without ``out`` or ``keep_values`` it holds only the layers' sizes.
+        weighted by its probability (an endgame's: :attr:`Solution.goal_probability`). Without ``out`` or
+        ``keep_values`` it holds only the layers' sizes.
     """
     started = time.perf_counter()
-    rules = Rules(board, game)
+    rules = Rules(board, game, endgame)
+    if reach and endgame is not None:
+        raise TD2048Error("an endgame's one value is the probability of its goal: it has no reach columns")
     counted = [0]
 
     def forward(_, __):
@@ -67,10 +73,10 @@ def solve(board, game: str = "2048", keep_values: bool = False, out=None, reach:
     writer = None
     try:
         layers = enumerate_layers(rules, on_layer=forward, store=store)
-        aims = layers.top_code + 1
+        aims = layers.top_code + 1 if endgame is None else 1
         if out is not None:
             writer = SolutionWriter(out, rules.board, game, layers.sums, layers.counts, aims if reach else 1,
-                                    aims - 1)
+                                    aims - 1, endgame)
         values = backward(rules, layers, aims, keep_values, writer.add if writer else None, on_progress)
         start_keys, start_probs, start_sums = rules.start()
         start_values = np.zeros(aims)
@@ -89,12 +95,12 @@ def solve(board, game: str = "2048", keep_values: bool = False, out=None, reach:
         store.close()
     seconds = time.perf_counter() - started
     if out is not None and not keep_values:
-        solution = load_solution(out, verify=False)
+        solution = load_solution(out, verify=False, endgame=None)
         solution.seconds = seconds
         return solution
     keys = [layers.keys(i) for i in range(len(layers.sums))] if keep_values else None
     return Solution(rules.board, game, layers.sums, keys, values.kept if keep_values else None, start_values,
-                    seconds=seconds, counts=layers.counts)
+                    seconds=seconds, counts=layers.counts, endgame=endgame)
 
 
 class _Values:
@@ -133,7 +139,7 @@ def backward(rules: Rules, layers: Layers, aims: int, keep_values: bool = False,
         values = np.empty((len(keys), aims))
         after_index = build_index(afters)
         missing += sum(split_range(rules.kernels.layer_values, len(keys), keys, *args, afters, after_index,
-                                   after_values, values))
+                                   after_values, values, *rules.endgame_args))
         if missing:  # pragma: no cover - a broken forward pass
             raise TD2048Error(f"the layer of tile sum {s} has {missing} children that no layer holds")
         for t in [t for t in held if t > s + small_step]:

@@ -19,7 +19,7 @@ import numpy as np
 
 from td2048.config import njit
 from td2048.solve.chance import add_expected_values, chance_children, chance_scratch, child_rows
-from td2048.solve.positions import key_board, least, max_code, orientations, slide
+from td2048.solve.positions import endgame_state, key_board, least, max_code, orientations, slide
 from td2048.solve.sets import EMPTY, grown, lookup, members, set_add
 
 __all__ = ["COMPILED"]
@@ -31,14 +31,16 @@ def _compiled(wide_variant: bool) -> SimpleNamespace:
     ``wide`` argument of :attr:`td2048.solve.layers.Rules.args` (unused)."""
     @njit
     def afterstates_part(first, last, keys, _wide, table4, table5, vertical, frame, n, perms, col_shift, row_shift,
-                         square, size):
+                         square, size, pattern_mask, pattern_bits, goal_mask, goal_bits):
         """The afterstates of positions ``first .. last - 1`` of a layer (every legal move's board), up to symmetry
         and deduplicated: (the largest code those positions hold, their sorted keys). Many positions share an
         afterstate (on 3x3 about four (position, move) pairs each), so the children are made from these.
 
         Runs on a part of a layer (on threads: :func:`td2048.threads.split_range`); the parts' results are merged
         by :func:`~td2048.solve.sets.merge_unique`. ``size``: the hash set's first size (a power of two; it grows
-        at half full)."""
+        at half full). The masks pose an endgame (:meth:`td2048.solve.endgame.Endgame.masks`; all 0 for a whole
+        board): a move that moves a fixed tile is not made, and one that builds the goal ends there (no
+        afterstate to expand)."""
         wide = wide_variant
         table = np.full(size, EMPTY, np.uint64)
         count = 0
@@ -54,6 +56,8 @@ def _compiled(wide_variant: bool) -> SimpleNamespace:
                 if not legal:
                     continue
                 m = orientations(lo, hi, wide, frame, n, perms, col_shift, row_shift, square, images)
+                if endgame_state(images, m, pattern_mask, pattern_bits, goal_mask, goal_bits) != 1:
+                    continue
                 if set_add(table, least(images, m)):
                     count += 1
                     if 2 * count > table.shape[0]:
@@ -115,7 +119,7 @@ def _compiled(wide_variant: bool) -> SimpleNamespace:
 
     @njit
     def layer_values(first, last, keys, _wide, table4, table5, vertical, frame, n, perms, col_shift, row_shift, square,
-                     afters, index_afters, values_afters, out):
+                     afters, index_afters, values_afters, out, pattern_mask, pattern_bits, goal_mask, goal_bits):
         """The values of positions ``first .. last - 1`` of a layer: for each aim the best legal move's reward (the
         score) plus its afterstate's value (:func:`afterstate_values`, found through its
         :func:`~td2048.solve.sets.build_index`).
@@ -124,6 +128,10 @@ def _compiled(wide_variant: bool) -> SimpleNamespace:
         c >= 1: the probability of ever holding a tile of code >= c under the play that maximises it. A
         position with no legal move scores 0 and reaches only the codes it holds. Returns the number of
         afterstates not found (0 unless the layers are inconsistent).
+
+        An endgame (the masks, as :func:`afterstates_part`) has one aim, the probability of building the goal: a
+        move that builds it is worth 1, one that moves a fixed tile is not made, the others are worth their
+        afterstate's value (no reward), and a position without an allowed move 0.
         """
         wide = wide_variant
         aims = out.shape[1]
@@ -139,11 +147,17 @@ def _compiled(wide_variant: bool) -> SimpleNamespace:
                 if not legal:
                     continue
                 m = orientations(lo, hi, wide, frame, n, perms, col_shift, row_shift, square, images)
+                state = endgame_state(images, m, pattern_mask, pattern_bits, goal_mask, goal_bits)
+                if state == 0:
+                    continue
+                if state == 2:  # the goal built: a sure win (an endgame's only aim)
+                    out[s, 0] = 1.0
+                    continue
                 j = lookup(index_afters, afters, least(images, m))
                 if j < 0:
                     missing += 1
                     continue
-                q = values_afters[j, 0] + reward
+                q = values_afters[j, 0] + (reward if goal_mask == np.uint64(0) else 0.0)
                 if q > out[s, 0]:
                     out[s, 0] = q
                 for a in range(top + 1, aims):

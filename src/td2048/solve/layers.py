@@ -19,6 +19,7 @@ from td2048.games.shape import BoardShape, as_shape
 from td2048.games.tiles import GAMES, tile_value
 from td2048.games.wide import wide_row_table, wide_vertical_offset
 from td2048.solve.chance import P_BIG, P_SMALL
+from td2048.solve.endgame import Endgame, no_endgame
 from td2048.solve.kernels import COMPILED
 from td2048.solve.positions import canonical_keys, cell_shifts
 from td2048.solve.sets import merge_unique, table_size
@@ -38,10 +39,13 @@ class Rules:
         The board (``"3x3"``).
     game : str
         ``"2048"`` or ``"2584"``.
+    endgame : Endgame or None
+        Tiles fixed in place and a tile to build (:mod:`td2048.solve.endgame`; 2048 only), else the whole game.
     """
 
     board: BoardShape
     game: str = "2048"
+    endgame: Endgame | None = None
     wide: bool = field(init=False)
 
     def __post_init__(self):
@@ -52,6 +56,10 @@ class Rules:
         limit = MAX_CELLS_2584 if self.wide else MAX_CELLS_2048
         if self.board.n_cells > limit:
             raise TD2048Error(f"the solver takes boards of at most {limit} cells, not {self.board.name}")
+        if self.endgame is not None:
+            if self.wide:
+                raise TD2048Error("endgames are solved for 2048 (4-bit cells), not 2584")
+            self.endgame.check(self.board)
 
     @property
     def n(self) -> int:
@@ -73,6 +81,12 @@ class Rules:
         perms = np.array(shape.symmetries, np.int64)
         return (self.wide, table4, table5, np.int64(vertical), frame, np.int64(self.n), perms,
                 np.uint64(4 * (4 - shape.cols)), np.uint64(16 * (4 - shape.rows)), shape.square)
+
+    @cached_property
+    def endgame_args(self) -> tuple:
+        """The last arguments of the kernels that make moves: the endgame's masks
+        (:meth:`td2048.solve.endgame.Endgame.masks`), all 0 for the whole game."""
+        return no_endgame() if self.endgame is None else self.endgame.masks(self.board)
 
     @property
     def kernels(self):
@@ -113,20 +127,22 @@ class Rules:
         """Every way the game deals its start, not up to symmetry: (cell codes row-major, probability) pairs.
 
         An empty board takes two new tiles, each on a uniformly random empty cell, code 1 with p 0.9
-        and code 2 with p 0.1."""
+        and code 2 with p 0.1; an endgame's start is its fixed tiles with two new tiles on the free cells."""
         n = self.n
+        free = list(range(n)) if self.endgame is None else self.endgame.free(self.board)
+        empty = [0] * n if self.endgame is None else self.endgame.start_codes(self.board)
         p_code = {1: P_SMALL, 2: P_BIG}
         boards, probs = [], []
-        for i in range(n):
-            for j in range(n):
+        for i in free:
+            for j in free:
                 if i == j:
                     continue
                 for a in (1, 2):
                     for b in (1, 2):
-                        codes = [0] * n
+                        codes = list(empty)
                         codes[i], codes[j] = a, b
                         boards.append(codes)
-                        probs.append(p_code[a] * p_code[b] / (n * (n - 1)))
+                        probs.append(p_code[a] * p_code[b] / (len(free) * (len(free) - 1)))
         return boards, probs
 
     def start(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -294,7 +310,8 @@ def enumerate_layers(rules: Rules, on_layer=None, store: LayerStore | None = Non
         keys = pending.pop(s)
         size = table_size(min(len(keys), 1 << 20))
         afters = np.zeros(0, np.uint64)
-        for part_top, part in split_range(rules.kernels.afterstates_part, len(keys), keys, *a, size):
+        for part_top, part in split_range(rules.kernels.afterstates_part, len(keys), keys, *a, size,
+                                          *rules.endgame_args):
             top = max(top, int(part_top))
             afters = merge_unique(afters, part)
         store.add(s, keys, afters)

@@ -292,10 +292,13 @@ def exact_policy_value(solution: Solution, choose: Policy | None, symmetric: boo
     Raises
     ------
     TD2048Error
-        For a solution without values, a policy answer of the wrong length or an illegal move.
+        For a solution without values or of an endgame, a policy answer of the wrong length or an illegal move.
     """
     if solution.values is None:
         raise TD2048Error("this solution holds no values (solve with keep_values=True, or read a file)")
+    if solution.endgame is not None:
+        raise TD2048Error("an endgame's table values the goal, not the game: a policy is valued on a whole board's "
+                          "solution")
     rules = solution.rules
     args = rules.args
     kernels = COMPILED[rules.wide]

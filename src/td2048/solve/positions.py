@@ -115,6 +115,21 @@ def orientations(lo, hi, wide, frame, n, perms, col_shift, row_shift, square, ou
 
 
 @njit(inline="always")
+def endgame_state(images, m, pattern_mask, pattern_bits, goal_mask, goal_bits):
+    """Where a move leaves an endgame (:mod:`td2048.solve.endgame`), from the images of its afterstate: 2 when it
+    builds the goal, 1 when it keeps the fixed tiles, 0 when it moves one (not allowed); each in some orientation.
+    A whole board's solve has all four masks 0: every move keeps its (no) fixed tiles and none wins."""
+    if goal_mask != _U0:
+        for k in range(m):
+            if images[k] & goal_mask == goal_bits:
+                return 2
+    for k in range(m):
+        if images[k] & pattern_mask == pattern_bits:
+            return 1
+    return 0
+
+
+@njit(inline="always")
 def least(images, m):
     """The least of the images ``images[:m]`` (the key of the board they are the images of)."""
     best = images[0]

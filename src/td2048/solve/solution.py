@@ -20,6 +20,10 @@ The header::
      "expected_score": X, "reach": {"2": p, ...},   # the start's
      "payload_bytes": B, "sha256": "..."}       # of the payload
 
+An endgame's file (``td2048 solve --fixed ... --goal ...``, :mod:`td2048.solve.endgame`) adds
+``"endgame": {"fixed": [[cell, tile], ...], "goal": [cell, tile]}``; its one column, ``"goal"``, is each
+position's probability of building the goal, and ``expected_score`` holds the start's.
+
 By default a position's values are its expected score under perfect play (all that ``eval --exact``,
 ``train --exact``, ``serve --solution`` and ``--teacher`` read); ``td2048 solve --reach`` adds each tile's
 reach probability. A key is a position's least symmetric board (:mod:`td2048.games.keys`): for 2048 the
@@ -44,6 +48,7 @@ from td2048.errors import TD2048Error
 from td2048.games.shape import as_shape
 from td2048.games.tiles import tile_value
 from td2048.io.atomic import atomic_open
+from td2048.solve.endgame import Endgame
 
 MAGIC = b"TD2048S\n"
 FORMAT = "td2048-solution"
@@ -77,9 +82,12 @@ class Solution:
         The time the solve took.
     counts : list of int or None
         The layers' sizes, where ``keys`` is None (a solve that kept neither keys nor values).
+    endgame : Endgame or None
+        The endgame solved (:mod:`td2048.solve.endgame`): each value is then the probability of building its
+        goal; None for the whole game.
     """
 
-    def __init__(self, board, game, sums, keys, values, start, seconds: float = 0.0, counts=None):
+    def __init__(self, board, game, sums, keys, values, start, seconds: float = 0.0, counts=None, endgame=None):
         self.board = as_shape(board)
         self.game = game
         self.sums = [int(s) for s in sums]
@@ -88,6 +96,7 @@ class Solution:
         self.start = np.asarray(start, np.float64)
         self.seconds = seconds
         self.counts = [int(c) for c in counts] if counts is not None else [len(k) for k in keys]
+        self.endgame = endgame
 
     @property
     def positions(self) -> int:
@@ -113,6 +122,14 @@ class Solution:
         return float(self.start[0])
 
     @property
+    def goal_probability(self) -> float:
+        """An endgame's: the probability of building the goal from the start (its fixed tiles and two new tiles on
+        the free cells) under the play that maximises it."""
+        if self.endgame is None:
+            raise TD2048Error("a whole board's solution has no goal: its start's value is expected_score")
+        return probability(self.start[0])
+
+    @property
     def tiles(self) -> list[int]:
         """The tile of each reach column (columns 1, 2, ...)."""
         return [tile_value(self.game, c) for c in range(1, self.aims)]
@@ -127,7 +144,7 @@ class Solution:
     def rules(self):
         from td2048.solve.layers import Rules
 
-        return Rules(self.board, self.game)
+        return Rules(self.board, self.game, self.endgame)
 
     def _codes(self, board) -> list[int]:
         """A position's cell codes, row-major, checked against this solution's board and game."""
@@ -141,7 +158,8 @@ class Solution:
             raise TD2048Error(f"a {self.board.name} board has {self.board.n_cells} cells, not {len(codes)}")
         if self.values is None:
             raise TD2048Error("this solution holds no values (solve with keep_values=True, or read a file)")
-        if min(codes) < 0 or max(codes) >= self.aims:  # past the largest code any position holds
+        top = 16 if self.endgame is not None else self.aims  # an endgame has one column, not one per code
+        if min(codes) < 0 or max(codes) >= top:  # past the largest code any position holds
             raise TD2048Error("the start does not reach this position")
         return codes
 
@@ -231,6 +249,13 @@ class Solution:
             after = Board.from_packed(after, self.game, self.board)
             if after == position:
                 continue
+            if self.endgame is not None:  # a move that moves a fixed tile is not made; one that wins is worth 1
+                if self._endgame_holds(after.codes, goal=True):
+                    out[direction] = 1.0
+                    continue
+                if not self._endgame_holds(after.codes):
+                    continue
+                reward = 0
             empty = after.empty_cells  # a move that changes the board leaves an empty cell
             children = np.tile(np.asarray(after.codes, np.int64), (2 * len(empty), 1))
             children[np.arange(len(empty)), empty] = 1
@@ -246,14 +271,24 @@ class Solution:
             out[direction] = q + reward
         return out
 
+    def _endgame_holds(self, codes, goal: bool = False) -> bool:
+        """Whether a board (cell codes as dealt) keeps the endgame's fixed tiles (``goal``: shows its goal) in some
+        orientation, as the solver's kernels judge it (:func:`td2048.solve.positions.endgame_state`)."""
+        images = self.board.symmetries
+        return any(self.endgame.holds([codes[perm.index(i)] for i in range(len(codes))], goal) for perm in images)
+
     def header(self, columns: int | None = None) -> dict:
         """The file header, less its payload size and checksum (``columns``: the values' columns written,
         default those held)."""
         columns = self.columns if columns is None else columns
-        return {"format": FORMAT, "version": VERSION, "board": self.board.name, "game": self.game,
-                "layers": [[s, c] for s, c in zip(self.sums, self.counts, strict=True)],
-                "positions": self.positions, "columns": (["score"] + self.tiles)[:columns], "tiles": self.tiles,
-                "expected_score": self.expected_score, "reach": {str(t): p for t, p in self.reach.items()}}
+        names = ["goal"] if self.endgame is not None else (["score"] + self.tiles)[:columns]
+        header = {"format": FORMAT, "version": VERSION, "board": self.board.name, "game": self.game,
+                  "layers": [[s, c] for s, c in zip(self.sums, self.counts, strict=True)],
+                  "positions": self.positions, "columns": names, "tiles": self.tiles,
+                  "expected_score": self.expected_score, "reach": {str(t): p for t, p in self.reach.items()}}
+        if self.endgame is not None:
+            header["endgame"] = self.endgame.to_json()
+        return header
 
     def save(self, path, reach: bool = True) -> None:
         """Write the solution file, atomically (a reader sees the old file or the whole one).
@@ -294,11 +329,14 @@ class SolutionWriter:
         The values' columns written: 1 (the expected score) or 1 + ``reach_tiles``.
     reach_tiles : int
         The tiles of the start's reach (codes 1 .. reach_tiles).
+    endgame : Endgame or None
+        The endgame solved, if one was.
     """
 
-    def __init__(self, path, board, game, sums, counts, columns: int, reach_tiles: int):
+    def __init__(self, path, board, game, sums, counts, columns: int, reach_tiles: int, endgame=None):
         self.path = Path(path)
-        self.solution = Solution(board, game, sums, None, None, np.zeros(1 + reach_tiles), counts=counts)
+        self.solution = Solution(board, game, sums, None, None, np.zeros(1 + reach_tiles), counts=counts,
+                                 endgame=endgame)
         self.columns = columns
         self.digest = hashlib.sha256()
         self.expected = len(sums) - 1
@@ -379,7 +417,7 @@ def _encode(header: dict, size: int | None = None) -> bytes:
     return MAGIC + len(text).to_bytes(8, "little") + text
 
 
-def load_solution(path, board=None, game=None, verify: bool = True) -> Solution:
+def load_solution(path, board=None, game=None, verify: bool = True, endgame: bool | None = False) -> Solution:
     """Open a solution file, memory-mapped.
 
     Parameters
@@ -392,6 +430,8 @@ def load_solution(path, board=None, game=None, verify: bool = True) -> Solution:
         The game it must be of (None: any).
     verify : bool
         Check the payload's SHA-256 (reads the whole file once).
+    endgame : bool or None
+        False: a whole board's solution (an endgame's file is refused); True: an endgame's; None: either.
 
     Returns
     -------
@@ -433,7 +473,8 @@ def load_solution(path, board=None, game=None, verify: bool = True) -> Solution:
         layers = [(int(s), int(c)) for s, c in header["layers"]]
         tiles = [int(t) for t in header["tiles"]]
         start_values = [float(header["expected_score"])] + [float(header["reach"][str(t)]) for t in tiles]
-    except (ValueError, KeyError, TypeError):
+        posed = None if header.get("endgame") is None else Endgame.from_json(header["endgame"])
+    except (ValueError, KeyError, TypeError, TD2048Error):
         raise TD2048Error(f"{path} is not a td2048 solution file (its header cannot be read)") from None
     if len(mapped) != start + payload or payload != positions * 8 * (1 + columns):
         raise TD2048Error(f"{path} is truncated or altered: {len(mapped) - start} bytes of payload, not {payload}")
@@ -441,6 +482,10 @@ def load_solution(path, board=None, game=None, verify: bool = True) -> Solution:
         raise TD2048Error(f"{path} solves {header['game']} on {header['board']}, not {as_shape(board).name}")
     if game is not None and str(game) != header["game"]:
         raise TD2048Error(f"{path} solves {header['game']} on {header['board']}, not the game {game}")
+    if endgame is False and posed is not None:
+        raise TD2048Error(f"{path} is an endgame's table ({posed.describe()}), not the whole game's solution")
+    if endgame is True and posed is None:
+        raise TD2048Error(f"{path} is the whole game's solution, not an endgame's table")
     if verify and _file_digest(path, start) != header["sha256"]:
         raise TD2048Error(f"{path} is altered or damaged: its checksum does not match")
     keys: list = [None] * len(layers)
@@ -452,7 +497,8 @@ def load_solution(path, board=None, game=None, verify: bool = True) -> Solution:
         at += 8 * count
         values[i] = np.frombuffer(mapped, "<f8", count * columns, at).reshape(count, columns)
         at += 8 * count * columns
-    return Solution(header["board"], header["game"], [s for s, _ in layers], keys, values, start_values)
+    return Solution(header["board"], header["game"], [s for s, _ in layers], keys, values, start_values,
+                    endgame=posed)
 
 
 def _file_digest(path: Path, start: int) -> str:
