@@ -5,6 +5,15 @@
     python benchmarks/tile_chain.py --model "the recipe, depth 4=runs/recipe43/model.td2048" --tile 2048 \\
         --games 200 --depth 4
 
+With ``--endgame TABLE`` (``td2048 solve --fixed ... --goal ... --out TABLE``, repeatable), it also prints, of
+the games that enter each table's endgame (the fixed tiles in place, in some orientation), how often the table
+holds the position where they enter, the exact probability that perfect play builds the goal from there (the
+mean over those games), and how often the player builds the tile that follows from the goal::
+
+    td2048 solve --board 4x3 --fixed 0=2048,3=1024,6=512 --goal 6=1024 --out runs/column.endgame
+    python benchmarks/tile_chain.py --model "lambda 0.75=runs/lambda43/model.td2048" --tile 2048 \\
+        --games 2000 --endgame runs/column.endgame
+
 A tile 2^k is built from a chain 2^(k-1), 2^(k-2), ... of tiles side by side; on a tight board (4x3's 4096
 needs 11 of its 12 cells) the chain must run from a corner along the board, each tile beside the one twice
 its value. For each model, games of its player (greedy, or searched ``--depth`` moves deep) are played one
@@ -54,11 +63,16 @@ def longest_chain(codes: dict[int, int], start: int, near: dict[int, list[int]])
     return best
 
 
-def follow(model: str, tile: int, games: int, depth: int, seed: int) -> dict[str, float]:
-    """Play ``games`` games and count, over those that reach ``tile``, where it appears and what lines up behind."""
+def follow(model: str, tile: int, games: int, depth: int, seed: int, endgames=()) -> dict[str, float]:
+    """Play ``games`` games and count, over those that reach ``tile``, where it appears and what lines up behind;
+    and for each endgame table (a :class:`td2048.solve.Solution` of an endgame), the games that enter it
+    (``entered i``), those whose entry the table holds (``held i``), the sum of perfect play's probability of
+    the goal there (``perfect i``), and those that go on to build the tile after the goal's largest fixed
+    one (``built i``: a 4096 for a 2048 chain)."""
     import numpy as np
 
     from td2048.api import load
+    from td2048.errors import TD2048Error
     from td2048.games.wide import wide_to_codes
     from td2048.play import Agent
 
@@ -72,10 +86,15 @@ def follow(model: str, tile: int, games: int, depth: int, seed: int) -> dict[str
     values = np.zeros(4)
     counts = {"reached": 0, "in a corner": 0, "chain 1": 0, "chain 2": 0, "chain 3": 0,
               "chain 4+": 0, "on an edge line": 0, "score": 0.0}
+    for i in range(len(endgames)):
+        counts.update({f"entered {i}": 0, f"held {i}": 0, f"perfect {i}": 0.0, f"built {i}": 0})
+    next_code = [max(c for _, c in table.endgame.fixed) + 1 for table in endgames]
     for g in range(games):
         agent.start_game(g)
         board = agent.spawn(agent.spawn(agent.empty_board))
         first, chain, lined = None, 0, False
+        entered = [False] * len(endgames)
+        built = [False] * len(endgames)
         while True:
             d, reward, _, board = agent.step(board, values)
             if d < 0:
@@ -83,6 +102,19 @@ def follow(model: str, tile: int, games: int, depth: int, seed: int) -> dict[str
             counts["score"] += reward
             frame = wide_to_codes(board if isinstance(board, tuple) else (board, 0))  # 4- or 5-bit cells
             codes = {i: frame[i] for i in cells}
+            row = [codes[c] for c in cells]
+            for i, table in enumerate(endgames):
+                if not entered[i] and max(row) == next_code[i] - 1 and table.endgame.met_by(row, table.board):
+                    entered[i] = True
+                    counts[f"entered {i}"] += 1
+                    try:
+                        counts[f"perfect {i}"] += table.value(row)[0]
+                        counts[f"held {i}"] += 1
+                    except TD2048Error:  # a position the endgame's start does not reach
+                        pass
+                if entered[i] and not built[i] and max(row) >= next_code[i]:
+                    built[i] = True
+                    counts[f"built {i}"] += 1
             at = [i for i in cells if codes[i] == code]
             if not at:
                 continue
@@ -106,20 +138,39 @@ def main(argv=None) -> int:
     parser.add_argument("--games", type=int, default=1000, help="games per model (default 1000)")
     parser.add_argument("--depth", type=int, default=1, help="search depth (default 1: greedy)")
     parser.add_argument("--seed", type=int, default=2026, help="the games' seed (default 2026)")
+    parser.add_argument("--endgame", action="append", default=[], metavar="TABLE",
+                        help="an endgame's table (td2048 solve --fixed --goal --out; repeatable)")
     args = parser.parse_args(argv)
     if args.tile < 8 or args.tile & (args.tile - 1):
         parser.error(f"--tile must be a power of two from 8, not {args.tile}")
+    from td2048.solve import load_solution
+
+    endgames = [load_solution(path, endgame=True, verify=False) for path in args.endgame]
+    found = []
     print(f"| player | games | average | reach {args.tile} | first in a corner | longest chain behind it: 1 | 2 "
           f"| 3 | 4+ | {args.tile}, {args.tile // 2}, {args.tile // 4} along an edge |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for item in args.model:
         label, _, path = item.rpartition("=")
-        c = follow(path, args.tile, args.games, args.depth, args.seed)
+        c = follow(path, args.tile, args.games, args.depth, args.seed, endgames)
+        found.append((label or path, c))
         n = max(c["reached"], 1)
         share = [f"{100 * c[k] / n:.1f}%" for k in ("in a corner", "chain 1", "chain 2", "chain 3", "chain 4+",
                                                       "on an edge line")]
         print(f"| {label or path} | {args.games:,} | {c['score']:,.0f} | {100 * c['reached'] / args.games:.1f}% | "
               + " | ".join(share) + " |")
+    if endgames:
+        print()
+        print("| player | endgame | games that enter it | its table holds the entry | perfect play builds the goal "
+              "| the player builds the next tile |")
+        print("|---|---|---:|---:|---:|---:|")
+        for label, c in found:
+            for i, table in enumerate(endgames):
+                entered, held = c[f"entered {i}"], c[f"held {i}"]
+                perfect = f"{100 * c[f'perfect {i}'] / held:.1f}%" if held else "-"
+                built = f"{100 * c[f'built {i}'] / entered:.1f}%" if entered else "-"
+                print(f"| {label} | {table.endgame.describe()} | {100 * entered / args.games:.1f}% | "
+                      f"{100 * held / max(entered, 1):.1f}% | {perfect} | {built} |")
     return 0
 
 

@@ -55,3 +55,16 @@ def browser():
         chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield chromium
         chromium.close()
+
+
+@pytest.fixture(scope="session")
+def model_2x3(tmp_path_factory):
+    """A small trained 2x3 model (``run/model.td2048``) and the 2x2 and 2x3 solution files."""
+    from td2048.cli.__main__ import main
+
+    where = tmp_path_factory.mktemp("exact")
+    assert main(["train", "--board", "2x3", "--network", "2x3", "--episodes", "1500", "--seed", "1",
+                 "--out", str(where / "run")]) == 0
+    for board in ("2x2", "2x3"):
+        assert main(["solve", "--board", board, "--out", str(where / f"{board}.solution")]) == 0
+    return where

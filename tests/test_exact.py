@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from commands import assert_one_line_error, td2048
 
-from td2048.cli.__main__ import main
 from td2048.errors import TD2048Error
 from td2048.games.game2048 import MOVE_NAMES, py_move
 from td2048.games.shape import as_shape
@@ -116,17 +115,6 @@ def test_a_bad_answer_is_refused(solved):
         exact_policy_value(solution, lambda boards: [3])
     with pytest.raises(TD2048Error, match="0 \\(up\\)"):
         exact_policy_value(solution, lambda boards: np.full(len(boards), 7))
-
-
-@pytest.fixture(scope="module")
-def model_2x3(tmp_path_factory):
-    """A small trained 2x3 model and the 2x2 and 2x3 solution files."""
-    where = tmp_path_factory.mktemp("exact")
-    assert main(["train", "--board", "2x3", "--network", "2x3", "--episodes", "1500", "--seed", "1",
-                 "--out", str(where / "run")]) == 0
-    for board in ("2x2", "2x3"):
-        assert main(["solve", "--board", board, "--out", str(where / f"{board}.solution")]) == 0
-    return where
 
 
 def test_a_trained_model_matches_its_sampled_games(model_2x3):

@@ -1,4 +1,5 @@
-"""benchmarks/tile_chain.py's board helpers: neighbours, the lines along an edge from a corner, and chains."""
+"""benchmarks/tile_chain.py's board helpers (neighbours, the lines along an edge from a corner, and chains) and its
+counts of the games that enter an endgame."""
 
 import importlib.util
 from pathlib import Path
@@ -32,3 +33,16 @@ def test_the_longest_chain_halves_tile_by_tile():
     assert tile_chain.longest_chain(codes, 4, near) == 3  # 1024, 512, 256 (the other 512 is beside the 2048 only)
     codes[12] = 7
     assert tile_chain.longest_chain(codes, 0, near) == 3
+
+
+def test_games_that_enter_an_endgame_are_counted_and_valued(model_2x3, tmp_path):
+    from td2048.solve import load_solution, solve
+    from td2048.solve.endgame import Endgame
+
+    # 2x3's chain: a 32 in a corner, a 16 beside it; the goal a 32 where the 16 stands (then a 64)
+    solve("2x3", out=tmp_path / "t.endgame", endgame=Endgame.parse("2x3", "0=32,1=16", "1=32"))
+    table = load_solution(tmp_path / "t.endgame", endgame=True)
+    c = tile_chain.follow(str(model_2x3 / "run" / "model.td2048"), 32, 200, 1, 7, [table])
+    assert 0 < c["held 0"] <= c["entered 0"] <= c["reached"] <= 200
+    assert 0 <= c["built 0"] <= c["entered 0"]
+    assert 0 < c["perfect 0"] / c["held 0"] < 1

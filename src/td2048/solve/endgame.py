@@ -126,6 +126,19 @@ class Endgame:
             wanted[self.goal[0]] = self.goal[1]
         return all(int(codes[c]) == v for c, v in wanted.items())
 
+    def met_by(self, codes, board, goal: bool = False) -> bool:
+        """Whether a board (cell codes row-major, as dealt) keeps the fixed tiles (``goal``: shows the goal) in some
+        orientation: as the solver's kernels judge a move (:func:`td2048.solve.positions.endgame_state`), and
+        where a player's game enters the endgame."""
+        n = len(codes)
+        for perm in as_shape(board).symmetries:  # perm[i]: where cell i lands
+            image = [0] * n
+            for i in range(n):
+                image[perm[i]] = codes[i]
+            if self.holds(image, goal):
+                return True
+        return False
+
     def describe_goal(self) -> str:
         return f"{tile_value('2048', self.goal[1])} at cell {self.goal[0]}"
 

@@ -250,10 +250,10 @@ class Solution:
             if after == position:
                 continue
             if self.endgame is not None:  # a move that moves a fixed tile is not made; one that wins is worth 1
-                if self._endgame_holds(after.codes, goal=True):
+                if self.endgame.met_by(after.codes, self.board, goal=True):
                     out[direction] = 1.0
                     continue
-                if not self._endgame_holds(after.codes):
+                if not self.endgame.met_by(after.codes, self.board):
                     continue
                 reward = 0
             empty = after.empty_cells  # a move that changes the board leaves an empty cell
@@ -270,12 +270,6 @@ class Solution:
                 q += p_cell * (P_SMALL * small[cell, 0] + P_BIG * big[cell, 0])
             out[direction] = q + reward
         return out
-
-    def _endgame_holds(self, codes, goal: bool = False) -> bool:
-        """Whether a board (cell codes as dealt) keeps the endgame's fixed tiles (``goal``: shows its goal) in some
-        orientation, as the solver's kernels judge it (:func:`td2048.solve.positions.endgame_state`)."""
-        images = self.board.symmetries
-        return any(self.endgame.holds([codes[perm.index(i)] for i in range(len(codes))], goal) for perm in images)
 
     def header(self, columns: int | None = None) -> dict:
         """The file header, less its payload size and checksum (``columns``: the values' columns written,
