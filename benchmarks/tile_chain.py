@@ -26,6 +26,7 @@ in a line along an edge from a corner, the start of the chain that builds the ne
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 
@@ -63,16 +64,21 @@ def longest_chain(codes: dict[int, int], start: int, near: dict[int, list[int]])
     return best
 
 
-def follow(model: str, tile: int, games: int, depth: int, seed: int, endgames=()) -> dict[str, float]:
+def follow(model: str, tile: int, games: int, depth: int, seed: int, endgames=(), play_endgames: bool = False,
+           first_game: int = 0) -> dict[str, float]:
     """Play ``games`` games and count, over those that reach ``tile``, where it appears and what lines up behind;
     and for each endgame table (a :class:`td2048.solve.Solution` of an endgame), the games that enter it
     (``entered i``), those whose entry the table holds (``held i``), the sum of perfect play's probability of
     the goal there (``perfect i``), and those that go on to build the tile after the goal's largest fixed
-    one (``built i``: a 4096 for a 2048 chain)."""
+    one (``built i``: a 4096 for a 2048 chain). ``play_endgames``: in a position of a table's endgame that the
+    table holds and from which the goal can still be built, the table chooses the move (its most likely to
+    build the goal), the player everywhere else. Games ``first_game`` .. ``first_game + games - 1`` of the seed
+    are played (parts of one set of games run as separate processes)."""
     import numpy as np
 
     from td2048.api import load
     from td2048.errors import TD2048Error
+    from td2048.games.game2048 import py_move
     from td2048.games.wide import wide_to_codes
     from td2048.play import Agent
 
@@ -85,21 +91,31 @@ def follow(model: str, tile: int, games: int, depth: int, seed: int, endgames=()
     agent = Agent(net, seed=seed, depth=depth)
     values = np.zeros(4)
     counts = {"reached": 0, "in a corner": 0, "chain 1": 0, "chain 2": 0, "chain 3": 0,
-              "chain 4+": 0, "on an edge line": 0, "score": 0.0}
+              "chain 4+": 0, "on an edge line": 0, "score": 0.0, "score squared": 0.0, "table moves": 0}
     for i in range(len(endgames)):
         counts.update({f"entered {i}": 0, f"held {i}": 0, f"perfect {i}": 0.0, f"built {i}": 0})
     next_code = [max(c for _, c in table.endgame.fixed) + 1 for table in endgames]
-    for g in range(games):
+
+    def table_move(row):
+        """The move of the first table whose endgame holds the position with the goal still to win, else None."""
+        for i, table in enumerate(endgames):
+            if max(row) == next_code[i] - 1 and table.endgame.met_by(row, table.board):
+                try:
+                    q = table.move_values(row)
+                except TD2048Error:
+                    continue
+                if np.nanmax(q, initial=0.0) > 0:
+                    return int(np.nanargmax(q))
+        return None
+
+    for g in range(first_game, first_game + games):
         agent.start_game(g)
         board = agent.spawn(agent.spawn(agent.empty_board))
         first, chain, lined = None, 0, False
         entered = [False] * len(endgames)
         built = [False] * len(endgames)
+        score = 0
         while True:
-            d, reward, _, board = agent.step(board, values)
-            if d < 0:
-                break
-            counts["score"] += reward
             frame = wide_to_codes(board if isinstance(board, tuple) else (board, 0))  # 4- or 5-bit cells
             codes = {i: frame[i] for i in cells}
             row = [codes[c] for c in cells]
@@ -116,18 +132,30 @@ def follow(model: str, tile: int, games: int, depth: int, seed: int, endgames=()
                     built[i] = True
                     counts[f"built {i}"] += 1
             at = [i for i in cells if codes[i] == code]
-            if not at:
-                continue
-            first = first if first is not None else at[0] in corners
-            chain = max(chain, *(longest_chain(codes, i, near) for i in at))
-            lined = lined or any(codes[a] == code and codes[b] == code - 1 and codes[c] == code - 2
-                                 for a, b, c in lines)
+            if at:
+                first = first if first is not None else at[0] in corners
+                chain = max(chain, *(longest_chain(codes, i, near) for i in at))
+                lined = lined or any(codes[a] == code and codes[b] == code - 1 and codes[c] == code - 2
+                                     for a, b, c in lines)
+            d = table_move(row) if play_endgames and not isinstance(board, tuple) else None
+            if d is not None:
+                after, reward = py_move(board, d, net.board)
+                board = agent.spawn(after)
+                counts["table moves"] += 1
+            else:
+                d, reward, _, board = agent.step(board, values)
+                if d < 0:
+                    break
+            score += reward
+        counts["score"] += score
+        counts["score squared"] += float(score) ** 2
         if first is not None:
             counts["reached"] += 1
             counts["in a corner"] += first
             counts[f"chain {chain}" if chain < 4 else "chain 4+"] += 1
             counts["on an edge line"] += lined
     counts["score"] /= games
+    counts["score squared"] /= games  # the mean of the squares: with the mean, the scores' spread
     return counts
 
 
@@ -140,6 +168,10 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=2026, help="the games' seed (default 2026)")
     parser.add_argument("--endgame", action="append", default=[], metavar="TABLE",
                         help="an endgame's table (td2048 solve --fixed --goal --out; repeatable)")
+    parser.add_argument("--first-game", type=int, default=0, help="the first game's number (default 0)")
+    parser.add_argument("--json", action="store_true", help="also print each model's counts as a JSON line")
+    parser.add_argument("--play-endgame", action="store_true",
+                        help="the tables choose the moves in their endgames while the goal can be built")
     args = parser.parse_args(argv)
     if args.tile < 8 or args.tile & (args.tile - 1):
         parser.error(f"--tile must be a power of two from 8, not {args.tile}")
@@ -147,17 +179,21 @@ def main(argv=None) -> int:
 
     endgames = [load_solution(path, endgame=True, verify=False) for path in args.endgame]
     found = []
-    print(f"| player | games | average | reach {args.tile} | first in a corner | longest chain behind it: 1 | 2 "
+    print(f"| player | games | average (95%) | reach {args.tile} | first in a corner | longest chain behind it: 1 | 2 "
           f"| 3 | 4+ | {args.tile}, {args.tile // 2}, {args.tile // 4} along an edge |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for item in args.model:
         label, _, path = item.rpartition("=")
-        c = follow(path, args.tile, args.games, args.depth, args.seed, endgames)
+        c = follow(path, args.tile, args.games, args.depth, args.seed, endgames, args.play_endgame, args.first_game)
         found.append((label or path, c))
+        if args.json:
+            print(json.dumps({"label": label or path, "games": args.games, **c}))
         n = max(c["reached"], 1)
         share = [f"{100 * c[k] / n:.1f}%" for k in ("in a corner", "chain 1", "chain 2", "chain 3", "chain 4+",
                                                       "on an edge line")]
-        print(f"| {label or path} | {args.games:,} | {c['score']:,.0f} | {100 * c['reached'] / args.games:.1f}% | "
+        spread = 1.96 * math.sqrt(max(c["score squared"] - c["score"] ** 2, 0.0) / max(args.games - 1, 1))
+        print(f"| {label or path} | {args.games:,} | {c['score']:,.0f} (+- {spread:,.0f}) | "
+              f"{100 * c['reached'] / args.games:.1f}% | "
               + " | ".join(share) + " |")
     if endgames:
         print()

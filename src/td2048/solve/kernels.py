@@ -42,6 +42,7 @@ def _compiled(wide_variant: bool) -> SimpleNamespace:
         board): a move that moves a fixed tile is not made, and one that builds the goal ends there (no
         afterstate to expand)."""
         wide = wide_variant
+        posed = goal_mask != np.uint64(0)  # an endgame (else every move is made, as before)
         table = np.full(size, EMPTY, np.uint64)
         count = 0
         images = np.zeros(8, np.uint64)
@@ -56,7 +57,7 @@ def _compiled(wide_variant: bool) -> SimpleNamespace:
                 if not legal:
                     continue
                 m = orientations(lo, hi, wide, frame, n, perms, col_shift, row_shift, square, images)
-                if endgame_state(images, m, pattern_mask, pattern_bits, goal_mask, goal_bits) != 1:
+                if posed and endgame_state(images, m, pattern_mask, pattern_bits, goal_mask, goal_bits) != 1:
                     continue
                 if set_add(table, least(images, m)):
                     count += 1
@@ -134,6 +135,7 @@ def _compiled(wide_variant: bool) -> SimpleNamespace:
         afterstate's value (no reward), and a position without an allowed move 0.
         """
         wide = wide_variant
+        posed = goal_mask != np.uint64(0)
         aims = out.shape[1]
         images = np.zeros(8, np.uint64)
         missing = 0
@@ -147,17 +149,19 @@ def _compiled(wide_variant: bool) -> SimpleNamespace:
                 if not legal:
                     continue
                 m = orientations(lo, hi, wide, frame, n, perms, col_shift, row_shift, square, images)
-                state = endgame_state(images, m, pattern_mask, pattern_bits, goal_mask, goal_bits)
-                if state == 0:
-                    continue
-                if state == 2:  # the goal built: a sure win (an endgame's only aim)
-                    out[s, 0] = 1.0
-                    continue
+                if posed:
+                    state = endgame_state(images, m, pattern_mask, pattern_bits, goal_mask, goal_bits)
+                    if state == 0:
+                        continue
+                    if state == 2:  # the goal built: a sure win (an endgame's only aim)
+                        out[s, 0] = 1.0
+                        continue
+                    reward = 0  # an endgame counts no score
                 j = lookup(index_afters, afters, least(images, m))
                 if j < 0:
                     missing += 1
                     continue
-                q = values_afters[j, 0] + (reward if goal_mask == np.uint64(0) else 0.0)
+                q = values_afters[j, 0] + reward
                 if q > out[s, 0]:
                     out[s, 0] = q
                 for a in range(top + 1, aims):
