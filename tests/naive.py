@@ -284,17 +284,7 @@ def solve_endgame(rows: int, cols: int, fixed: dict, goal: tuple):
         memo[key] = best
         return best
 
-    free = [i for i in range(rows * cols) if i not in fixed]
-    start = 0.0
-    for i in free:
-        for j in free:
-            if i == j:
-                continue
-            for a, pa in ((1, 0.9), (2, 0.1)):
-                for b, pb in ((1, 0.9), (2, 0.1)):
-                    grid = [[fixed.get(r * cols + c, 0) for c in range(cols)] for r in range(rows)]
-                    grid[i // cols][i % cols], grid[j // cols][j % cols] = a, b
-                    start += pa * pb / (len(free) * (len(free) - 1)) * value(canon(grid))
+    start = sum(p * value(canon(grid)) for grid, p in start_grids(rows, cols, fixed))
     return memo, start
 
 
@@ -402,17 +392,18 @@ def expected_target(grid, value, game: str = "2048", p_second: float = 0.1) -> f
     return total / len(empty) if empty else 0.0
 
 
-def start_grids(rows: int, cols: int):
+def start_grids(rows: int, cols: int, fixed: dict | None = None):
     """Every way the game deals its start, as (grid, probability): two new tiles on distinct cells, code 1 with
-    p 0.9 and code 2 with p 0.1 each."""
-    cells = [(r, c) for r in range(rows) for c in range(cols)]
+    p 0.9 and code 2 with p 0.1 each; with ``fixed`` (board cell: code), on the other cells of a grid holding those."""
+    fixed = fixed or {}
+    cells = [(r, c) for r in range(rows) for c in range(cols) if r * cols + c not in fixed]
     for i in cells:
         for j in cells:
             if i == j:
                 continue
             for a, pa in ((1, 0.9), (2, 0.1)):
                 for b, pb in ((1, 0.9), (2, 0.1)):
-                    grid = [[0] * cols for _ in range(rows)]
+                    grid = [[fixed.get(r * cols + c, 0) for c in range(cols)] for r in range(rows)]
                     grid[i[0]][i[1]], grid[j[0]][j[1]] = a, b
                     yield grid, pa * pb / (len(cells) * (len(cells) - 1))
 
