@@ -31,9 +31,10 @@ from td2048.errors import TD2048Error
 from td2048.games.shape import BoardShape, as_shape
 from td2048.games.tiles import tile_code, tile_value
 
-KEPT = 1  # endgame_state: a move that keeps the fixed tiles
-WON = 2  # one that builds the goal
-BROKEN = 0  # one that moves a fixed tile (not allowed)
+# Where a move leaves an endgame (td2048.solve.positions.endgame_state)
+BROKEN = 0  # it moves a fixed tile: not made
+KEPT = 1  # it keeps the fixed tiles
+WON = 2  # it builds the goal
 
 _PAIR = re.compile(r"^\s*(\d+)\s*[=:]\s*(\d+)\s*$")
 
@@ -67,13 +68,13 @@ class Endgame:
         shape = as_shape(board)
         if game != "2048":
             raise TD2048Error("endgames are solved for 2048 (4-bit cells), not 2584")
-        pairs = [_pair(text, shape, game, "--fixed") for text in fixed.split(",") if text.strip()]
+        pairs = [_pair(text, shape, "--fixed") for text in fixed.split(",") if text.strip()]
         if not pairs:
             raise TD2048Error("--fixed names no tile: give CELL=TILE[,CELL=TILE...], such as 0=2048,3=1024,6=512")
         cells = [c for c, _ in pairs]
         if len(set(cells)) != len(cells):
             raise TD2048Error(f"--fixed names a cell twice: {fixed}")
-        goal_pair = _pair(goal, shape, game, "--goal")
+        goal_pair = _pair(goal, shape, "--goal")
         endgame = cls(tuple(sorted(pairs)), goal_pair)
         endgame.check(shape)
         return endgame
@@ -172,7 +173,7 @@ def _code(tile: int) -> int:
     return code
 
 
-def _pair(text: str, shape: BoardShape, game: str, option: str) -> tuple[int, int]:
+def _pair(text: str, shape: BoardShape, option: str) -> tuple[int, int]:
     match = _PAIR.match(text)
     if match is None:
         raise TD2048Error(f"{option} takes CELL=TILE (such as 6=512), not {text.strip()!r}")

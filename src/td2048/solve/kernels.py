@@ -19,6 +19,7 @@ import numpy as np
 
 from td2048.config import njit
 from td2048.solve.chance import add_expected_values, chance_children, chance_scratch, child_rows
+from td2048.solve.endgame import BROKEN, KEPT, WON
 from td2048.solve.positions import endgame_state, key_board, least, max_code, orientations, slide
 from td2048.solve.sets import EMPTY, grown, lookup, members, set_add
 
@@ -57,7 +58,7 @@ def _compiled(wide_variant: bool) -> SimpleNamespace:
                 if not legal:
                     continue
                 m = orientations(lo, hi, wide, frame, n, perms, col_shift, row_shift, square, images)
-                if posed and endgame_state(images, m, pattern_mask, pattern_bits, goal_mask, goal_bits) != 1:
+                if posed and endgame_state(images, m, pattern_mask, pattern_bits, goal_mask, goal_bits) != KEPT:
                     continue
                 if set_add(table, least(images, m)):
                     count += 1
@@ -151,9 +152,9 @@ def _compiled(wide_variant: bool) -> SimpleNamespace:
                 m = orientations(lo, hi, wide, frame, n, perms, col_shift, row_shift, square, images)
                 if posed:
                     state = endgame_state(images, m, pattern_mask, pattern_bits, goal_mask, goal_bits)
-                    if state == 0:
+                    if state == BROKEN:
                         continue
-                    if state == 2:  # the goal built: a sure win (an endgame's only aim)
+                    if state == WON:  # the goal built: a sure win (an endgame's only aim)
                         out[s, 0] = 1.0
                         continue
                     reward = 0  # an endgame counts no score

@@ -20,6 +20,7 @@ from td2048.games.bitboard import U64, flip, mirror, transpose
 from td2048.games.game2048 import move
 from td2048.games.keys import canon4, canon5
 from td2048.games.wide import wide_move
+from td2048.solve.endgame import BROKEN, KEPT, WON
 
 _U0 = U64(0)
 _U1 = U64(1)
@@ -116,17 +117,17 @@ def orientations(lo, hi, wide, frame, n, perms, col_shift, row_shift, square, ou
 
 @njit(inline="always")
 def endgame_state(images, m, pattern_mask, pattern_bits, goal_mask, goal_bits):
-    """Where a move leaves an endgame (:mod:`td2048.solve.endgame`), from the images of its afterstate: 2 when it
-    builds the goal, 1 when it keeps the fixed tiles, 0 when it moves one (not allowed); each in some orientation.
-    A whole board's solve has all four masks 0: every move keeps its (no) fixed tiles and none wins."""
+    """Where a move leaves an endgame (:mod:`td2048.solve.endgame`), from the images of its afterstate: ``WON`` when
+    it builds the goal, ``KEPT`` when it keeps the fixed tiles, ``BROKEN`` when it moves one (not made); each in some
+    orientation. A whole board's solve has all four masks 0: every move keeps its (no) fixed tiles, none wins."""
     if goal_mask != _U0:
         for k in range(m):
             if images[k] & goal_mask == goal_bits:
-                return 2
+                return WON
     for k in range(m):
         if images[k] & pattern_mask == pattern_bits:
-            return 1
-    return 0
+            return KEPT
+    return BROKEN
 
 
 @njit(inline="always")
