@@ -222,7 +222,9 @@ class Solution:
         -------
         numpy.ndarray
             ``float64[4]``, in the order up, right, down, left; NaN for a move that does not change the board
-            (all four on a position with no legal move).
+            (all four on a position with no legal move). An endgame's (:attr:`endgame`): the probability of
+            building its goal after the move (1 for a move that builds it), NaN also for a move that shifts a
+            fixed tile (not made); no reward counted.
 
         Raises
         ------
