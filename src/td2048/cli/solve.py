@@ -43,7 +43,7 @@ WORK_BYTES_PER_POSITION = 14  # 8 a position and 8 an afterstate (about 0.65 a p
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--board", type=board_arg, required=True, metavar="RxC",
-                   help="the board, RxC: 2x2, 2x3, 3x2, 2x4, 4x2, 3x3")
+                   help="the board, RxC: 2x2, 2x3, 3x2, 2x4, 4x2, 3x3 (an endgame: any of at most 12 cells)")
     p.add_argument("--game", choices=("2048", "2584"), default="2048", help="the game (default 2048)")
     p.add_argument("--out", metavar="FILE", help="write the solution file (every position's expected score)")
     p.add_argument("--reach", action="store_true",
@@ -51,7 +51,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--from", dest="source", metavar="FILE",
                    help="read a solution file instead of solving (refused if of another board or game, or altered)")
     p.add_argument("--memory-limit", type=size_arg, metavar="SIZE",
-                   help="refuse a solve estimated to need more (default: the machine's memory, else 2GiB)")
+                   help="refuse a solve estimated to need more (default: the machine's memory, else 2GiB; "
+                        "a whole board's, endgames have no estimate)")
     p.add_argument("--score-at-least", type=scores_arg, default=None, metavar="X[,X...]",
                    help=f"under perfect play (the expected score's aim), {SCORES_HELP}")
     p.add_argument("--fixed", metavar="CELL=TILE[,...]",
