@@ -96,10 +96,14 @@ def follow(model: str, tile: int, games: int, depth: int, seed: int, endgames=()
         counts.update({f"entered {i}": 0, f"held {i}": 0, f"perfect {i}": 0.0, f"built {i}": 0})
     next_code = [max(c for _, c in table.endgame.fixed) + 1 for table in endgames]
 
+    def in_endgame(i, row):
+        """Whether a board (its cells' codes) is in table i's endgame: its largest tile the chain's, in place."""
+        return max(row) == next_code[i] - 1 and endgames[i].endgame.met_by(row, endgames[i].board)
+
     def table_move(row):
         """The move of the first table whose endgame holds the position with the goal still to win, else None."""
         for i, table in enumerate(endgames):
-            if max(row) == next_code[i] - 1 and table.endgame.met_by(row, table.board):
+            if in_endgame(i, row):
                 try:
                     q = table.move_values(row)
                 except TD2048Error:
@@ -120,7 +124,7 @@ def follow(model: str, tile: int, games: int, depth: int, seed: int, endgames=()
             codes = {i: frame[i] for i in cells}
             row = [codes[c] for c in cells]
             for i, table in enumerate(endgames):
-                if not entered[i] and max(row) == next_code[i] - 1 and table.endgame.met_by(row, table.board):
+                if not entered[i] and in_endgame(i, row):
                     entered[i] = True
                     counts[f"entered {i}"] += 1
                     try:
