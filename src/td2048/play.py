@@ -68,16 +68,23 @@ class Agent:
         weights and the tables where they need more (a model's weights, loaded, are never refused by default).
     depth : int or None
         The short form of ``search``: ``td2048 eval --depth``'s search at this depth.
+    endgame : Solution or None
+        An endgame's table (``td2048 solve --fixed ... --goal ...``, read with ``load_solution(path,
+        endgame=True)``): in the games this agent plays (:meth:`play`, :meth:`play_into`, :meth:`play_from`), the
+        table chooses the moves wherever the game keeps its fixed tiles and the goal can still be built
+        (:mod:`td2048.kernels.endgame`); :meth:`endgame_counts` says how often. Its memory counts against
+        ``memory_limit``. :meth:`step`, :meth:`choose` and :meth:`analyze` stay the network's.
 
     Raises
     ------
     TD2048Error
-        Threads below 1, both a search and a depth, a search that does not fit the game, or tables
-        over the memory limit.
+        Threads below 1, both a search and a depth, a search that does not fit the game, tables
+        over the memory limit, or an endgame's table of another board or game.
     """
 
     def __init__(self, network: Network, search: Search | None = None, seed: int | None = None,
-                 threads: int = 1, memory_limit: int | None = None, *, depth: int | None = None):
+                 threads: int = 1, memory_limit: int | None = None, *, depth: int | None = None,
+                 endgame=None):
         if threads < 1:
             raise TD2048Error(f"threads must be at least 1, not {threads}")
         if depth is not None:  # the API's short form: the search of ``td2048 eval --depth``
@@ -89,11 +96,22 @@ class Agent:
         self.search.validate(network.game)
         self.threads = threads
         entries = self.search.tt_entries()
-        needed = network.spec.nbytes + threads * entries * TT_ENTRY_BYTES
+        self.endgame = endgame
+        self._endgame = None
+        table_bytes = 0
+        if endgame is not None:
+            if network.wide:
+                raise TD2048Error("--endgame: endgames are of 2048 on 4-bit cells; this network plays on 5-bit cells")
+            from td2048.teacher import endgame_arrays
+
+            self._endgame = endgame_arrays(endgame, network.board, network.game)
+            table_bytes = self._endgame[0][0].nbytes + self._endgame[0][1].nbytes
+        needed = network.spec.nbytes + threads * entries * TT_ENTRY_BYTES + table_bytes
         if memory_limit is None:
             memory_limit = max(DEFAULT_MEMORY_LIMIT, needed)
         if needed > memory_limit:
-            raise TD2048Error(f"the weights ({format_bytes(network.spec.nbytes)}) and {threads} transposition "
+            table = f", the endgame's table ({format_bytes(table_bytes)})" if table_bytes else ""
+            raise TD2048Error(f"the weights ({format_bytes(network.spec.nbytes)}){table} and {threads} transposition "
                               f"table(s) of {format_bytes(entries * TT_ENTRY_BYTES)} exceed the memory limit "
                               f"({format_bytes(memory_limit)}): give a smaller --tt-size")
         # 4 words an entry, as 8 float32 of aligned (huge-page) memory
@@ -302,7 +320,12 @@ class Agent:
         lo = 0
         while True:  # at least one call: with no games, it compiles (or loads) the kernel
             out = (scores[lo:], max_codes[lo:], moves[lo:])
-            if self._greedy:
+            if self._endgame is not None:
+                played, handed = kernels.endgame_block(self._table, self.network.weights, self._rng_rows[thread, :4],
+                                                       starts[lo:], self.search.depth, self._downgrade_code,
+                                                       self._tt[thread], self._ttv[thread], self._limits,
+                                                       self.counters[thread], out, (handoff, counts), self._endgame)
+            elif self._greedy:
                 played, handed = kernels.greedy_block(self._table, self.network.weights, self._rng_rows[thread, :4],
                                                       starts[lo:], self.counters[thread], out, (handoff, counts))
             else:
@@ -353,6 +376,10 @@ class Agent:
 
     def _finish(self, kernels, table, thread, start, counts):
         """Play on from ``start[0]`` (score and moves so far in ``counts``): (largest code, handed off)."""
+        if self._endgame is not None and kernels is self.network.kernels:  # 5-bit cells: no endgame there
+            return kernels.endgame_finish(table, self.network.weights, self._rng_rows[thread, :4], self.search.depth,
+                                          self._downgrade_code, self._tt[thread], self._ttv[thread], self._limits,
+                                          self.counters[thread], (start, counts), self._endgame)
         if self._greedy:
             return kernels.greedy_finish(table, self.network.weights, self._rng_rows[thread, :4], (start, counts))
         return kernels.search_finish(table, self.network.weights, self._rng_rows[thread, :4], self.search.depth,
@@ -417,6 +444,20 @@ class Agent:
         if isinstance(typed, tuple):
             return int(d), int(reward), (int(after[0]), int(after[1])), (int(following[0]), int(following[1]))
         return int(d), int(reward), int(after), int(following)
+
+    def endgame_counts(self) -> dict[str, int]:
+        """What the endgame's table did so far, over all threads (all 0 without one).
+
+        Returns
+        -------
+        dict of str to int
+            ``games`` (games it played in), ``entries`` (times it took over: a game can leave its endgame and
+            come back), ``goals`` (goals it built) and ``moves`` (moves it chose).
+        """
+        total = self.counters.sum(axis=0)
+        kernels = self.network.kernels
+        return {"games": int(total[kernels.EG_GAMES]), "entries": int(total[kernels.EG_ENTRIES]),
+                "goals": int(total[kernels.EG_WINS]), "moves": int(total[kernels.EG_MOVES])}
 
     def search_counts(self) -> dict[str, int]:
         """What the searches did so far, over all threads.

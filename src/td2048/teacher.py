@@ -17,7 +17,7 @@ from td2048.games.tiles import tile_value
 Teacher = tuple  # (keys, values, starts, tile values, frame cells, symmetries, shape flags): see teacher_arrays
 
 
-def teacher_arrays(solution, board, game: str) -> Teacher:
+def teacher_arrays(solution, board, game: str, option: str = "--teacher") -> Teacher:
     """The arrays through which the kernels read perfect play's values (``teacher_value``).
 
     Parameters
@@ -28,6 +28,8 @@ def teacher_arrays(solution, board, game: str) -> Teacher:
         The network's board.
     game : str
         The network's game.
+    option : str
+        The option that named the solution, for the errors.
 
     Returns
     -------
@@ -43,10 +45,10 @@ def teacher_arrays(solution, board, game: str) -> Teacher:
         When the solution is of another board or game, or holds no values.
     """
     if solution.board.name != board.name or solution.game != game:
-        raise TD2048Error(f"--teacher: the solution is of {solution.game} on {solution.board.name}, the network "
+        raise TD2048Error(f"{option}: the solution is of {solution.game} on {solution.board.name}, the network "
                           f"plays {game} on {board.name}")
     if solution.values is None:
-        raise TD2048Error("--teacher: the solution holds no values")
+        raise TD2048Error(f"{option}: the solution holds no values")
     keys = np.concatenate([np.asarray(k, np.uint64) for k in solution.keys])
     values = np.concatenate([np.asarray(v[:, 0], np.float64) for v in solution.values])
     top = max(solution.sums)
@@ -60,3 +62,34 @@ def teacher_arrays(solution, board, game: str) -> Teacher:
     shape = np.array([4 * (4 - board.cols), 16 * (4 - board.rows), int(board.square), int(game == "2584")],
                      np.int64)
     return keys, values, starts, tile_values, frame, perms, shape
+
+
+def endgame_arrays(solution, board, game: str) -> tuple[Teacher, np.ndarray]:
+    """The arrays through which the kernels play an endgame's table (:mod:`td2048.kernels.endgame`).
+
+    Parameters
+    ----------
+    solution : td2048.solve.Solution
+        An endgame's solution with its values (``td2048 solve --fixed ... --goal ...``, read with
+        ``load_solution(path, endgame=True)``), of ``board`` and ``game``.
+    board : BoardShape
+        The network's board.
+    game : str
+        The network's game.
+
+    Returns
+    -------
+    tuple
+        ``(teacher, masks)``: the solution's positions and values as :func:`teacher_arrays` gives them (each value
+        the probability of building the goal), and the endgame's masks in every orientation of the board
+        (:meth:`td2048.solve.endgame.Endgame.oriented_masks`).
+
+    Raises
+    ------
+    TD2048Error
+        For a solution of the whole game, of another board or game, or without values.
+    """
+    if solution.endgame is None:
+        raise TD2048Error("--endgame: the solution is of the whole game, not an endgame (td2048 solve --fixed ... "
+                          "--goal ...)")
+    return teacher_arrays(solution, board, game, "--endgame"), solution.endgame.oriented_masks(board)

@@ -37,6 +37,11 @@ thread or N, with --shard-size K (the games cut into shards of K games), and wit
 [ADDRESS], which plays the shards as Ray tasks (default shard size {DEFAULT_SHARD_SIZE}) on a new local Ray
 instance or on the cluster at ADDRESS ("auto": the one this machine is in). Without --seed,
 the seed drawn is printed, to play the same games again.
+
+With --endgame TABLE (an endgame's table, td2048 solve --fixed ... --goal ... --out TABLE; boards of
+up to 12 cells), the table chooses the moves wherever a game keeps its fixed tiles (in any
+orientation) and the goal can still be built, the model everywhere else; the table's games,
+entries, goals built and moves are printed after the statistics (in --json, "endgame").
 """
 
 
@@ -58,6 +63,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--shard-size", type=positive_int_arg, default=None, metavar="K",
                    help="play in shards of K games (the same games and results as without: a unit of work for "
                         "--threads and --ray)")
+    p.add_argument("--endgame", default=None, metavar="TABLE",
+                   help="an endgame's table (td2048 solve --fixed ... --goal ... --out TABLE) of the model's board: it "
+                        "chooses the moves wherever a game keeps its fixed tiles and the goal can still be built")
     p.add_argument("--exact", default=None, metavar="SOLUTION",
                    help="instead of playing games, compute the agent's exact expected score, tile reach, share of "
                         "optimal moves and score lost by stage against a solution file of the model's board and game "
@@ -79,6 +87,8 @@ def run(args: argparse.Namespace) -> int:
         require_4x4(network, "--record writes the course's record files, which hold games")
     search = parse_search(args.depth, args.tt_size, args.limit, args.downgrade, network.game)
     if args.exact is not None:
+        if args.endgame is not None:
+            raise TD2048Error("--exact values the model's own play: leave out --endgame")
         return _run_exact(args, network, search)
     args.threads = args.threads or 1
     if args.symmetric:
@@ -86,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
     if args.score_at_least is not None:
         raise TD2048Error("--score-at-least gives the exact distribution of the score: give a solution with "
                           "--exact SOLUTION")
+    endgame = _endgame_table(args, network)
     from td2048.io.records import parse_names  # the options are good: now the compiled code
     from td2048.play import Agent
     from td2048.recording import record_games
@@ -105,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
             agent = Agent(network, search, args.seed, 1, memory_limit=args.memory_limit)
             stats = record_games(agent, args.record, args.games, names, progress.count)
         else:
-            agent = Agent(network, search, args.seed, args.threads, memory_limit=args.memory_limit)
+            agent = Agent(network, search, args.seed, args.threads, memory_limit=args.memory_limit, endgame=endgame)
             stats = agent.play(args.games, progress.count)
     finally:
         progress.clear()
@@ -116,6 +127,8 @@ def run(args: argparse.Namespace) -> int:
                           "method": network.method,
                           "search": search_settings_json(search), "seed": seed, "threads": args.threads,
                           **stats.to_json(), **({"search_counts": counts} if search.depth > 1 else {}),
+                          **({"endgame": {"table": args.endgame, **endgame.endgame.to_json(),
+                                          **agent.endgame_counts()}} if endgame is not None else {}),
                           **(_sharded_json(args, sharded) if shards_asked else {})}))
     else:
         trained = header.get("training", {}).get("episodes")
@@ -129,11 +142,35 @@ def run(args: argparse.Namespace) -> int:
         if stats.games > 1:
             print(f"# mean {stats.avg:,.0f} +- {1.96 * stats.stderr:,.0f} (95% interval; standard error "
                   f"{stats.stderr:,.1f})")
+        if endgame is not None:
+            print(_endgame_line(args.endgame, endgame, agent.endgame_counts(), stats.games))
         where = (f"{sum(sharded.nodes.values())} Ray task(s) on {len(sharded.nodes)} node(s)" if args.ray is not None
                  else f"{args.threads} thread(s)")
         print(f"# {stats.moves:,} moves in {format_duration(stats.seconds)} ({stats.moves_per_s:,.0f} moves/s, "
               f"{where})")
     return 0
+
+
+def _endgame_table(args, network):
+    """``--endgame TABLE``: the endgame's solution, checked against the other options and the model (None
+    without)."""
+    if args.endgame is None:
+        return None
+    for given, option in ((args.record, "--record"), (args.ray, "--ray"), (args.shard_size, "--shard-size")):
+        if given is not None:
+            raise TD2048Error(f"--endgame plays its games on --threads: leave out {option}")
+    from td2048.solve import load_solution
+
+    return load_solution(args.endgame, board=network.board, game=network.game, endgame=True)
+
+
+def _endgame_line(path, solution, counts, games) -> str:
+    """The table's share of the games: ``# endgame TABLE (...): played in N games (x%), ...``."""
+    share = counts["games"] / games if games else 0.0
+    built = counts["goals"] / counts["entries"] if counts["entries"] else 0.0
+    return (f"# endgame {path} ({solution.endgame.describe()}): the table played in {counts['games']:,} games "
+            f"({share:.1%}), entered {counts['entries']:,} times, built the goal {counts['goals']:,} times "
+            f"({built:.1%} of entries), {counts['moves']:,} moves")
 
 
 def _play_sharded(args, network, search, on_progress):

@@ -28,6 +28,7 @@ _TEMPLATES = _PACKAGE / "kernels" / "templates"
 _COMPILED_INTO_KERNELS = ("config.py", "rng.py", "games/bitboard.py", "games/game2048.py", "games/wide.py",
                           "games/keys.py", "kernels/merge.py", "kernels/params.py", "kernels/codegen.py",
                           "kernels/targets.py", "kernels/episode.py", "kernels/distill.py", "kernels/search.py",
+                          "kernels/endgame.py",
                           "kernels/templates/narrow_board.py", "kernels/templates/wide_board.py",
                           "kernels/templates/no_expectation.py", "kernels/templates/downgrade.py",
                           "kernels/templates/network_calls.py", "kernels/templates/one_stage.py")
@@ -52,7 +53,8 @@ FAR_PREFETCH_BYTES = 64 << 20
 _SHARED_KERNELS = (("targets.py", "# ---- target and update kernels (shared by every network) ----"),
                    ("episode.py", "# ---- episode kernels (shared by every network) ----"),
                    ("distill.py", "# ---- distillation kernels (shared by every network) ----"),
-                   ("search.py", "# ---- search kernels (shared by every network) ----"))
+                   ("search.py", "# ---- search kernels (shared by every network) ----"),
+                   ("endgame.py", "# ---- endgame kernels (shared by every network) ----"))
 
 # the symmetric boards, in the order of td2048.games.bitboard.symmetric_boards
 _SYMMETRY_EXPRESSIONS = ("b", "transpose(f)", "mf", "transpose(m)", "m", "f", "transpose(b)", "transpose(mf)")

@@ -113,6 +113,18 @@ class Endgame:
         goal_bits = (pattern_bits & ~(15 << at)) | (code << at)
         return np.uint64(pattern_mask), np.uint64(pattern_bits), np.uint64(goal_mask), np.uint64(goal_bits)
 
+    def oriented_masks(self, board) -> np.ndarray:
+        """:meth:`masks` in every orientation of the board, for testing a board as dealt rather than its images:
+        ``uint64[symmetries, 4]``, a row per symmetry; a board keeps the pattern (shows the goal) as
+        :meth:`met_by` says where ``board & row[0] == row[1]`` (``board & row[2] == row[3]``) for some row."""
+        shape = as_shape(board)
+        rows = []
+        for perm in shape.symmetries:  # perm[i]: where cell i lands; over the whole group, as its inverse
+            fixed = tuple((int(perm[cell]), code) for cell, code in self.fixed)
+            goal = (int(perm[self.goal[0]]), self.goal[1])
+            rows.append(Endgame(fixed, goal).masks(shape))
+        return np.array(rows, np.uint64).reshape(-1, 4)
+
     def start_codes(self, board) -> list[int]:
         """The fixed tiles on an empty board: cell codes, row-major."""
         codes = [0] * as_shape(board).n_cells

@@ -1,0 +1,131 @@
+"""Endgame kernels: games played by a network, and by an endgame's table wherever the table holds the position.
+
+Like :mod:`td2048.kernels.search`, this file is not imported as it is: its text below the marker is appended to
+each network's generated module (:mod:`td2048.kernels.codegen`), after the search kernels, whose choices it
+plays with. The imports above the marker name, for a linter and a reader, what the generated module defines.
+
+An endgame (``td2048 solve --fixed ... --goal ...``, :mod:`td2048.solve.endgame`) is a solution of the
+positions that keep some tiles fixed in place, valued by the probability of building a goal tile. Its table
+reaches the kernels as ``endgame = (teacher, masks)``: the solution's keys and values as ``teacher_value`` reads
+them (:func:`td2048.teacher.endgame_arrays`), and ``masks[k]`` = (pattern mask, pattern codes, goal mask, goal
+codes) of the frame board in each orientation k (:meth:`td2048.solve.endgame.Endgame.oriented_masks`).
+
+A game is played by the network (greedily or by search, as ``search_play_from``), but for its positions that
+keep the fixed tiles (in some orientation) and that the table holds with a probability above 0 of building the
+goal: there the table chooses the move, the one that builds the goal, else the one that keeps the fixed tiles
+with the greatest probability of building it (the mean over the new tile, as ``chance_mean`` takes it; the
+first of equals). New tiles are drawn as in every game, from the game's random state.
+"""
+
+import numpy as np
+
+from td2048.config import njit
+from td2048.kernels.distill import teacher_after_value, teacher_value
+from td2048.kernels.episode import best_move, hand_off, scratch, store_result
+from td2048.kernels.interface import CELLS, VERTICAL
+from td2048.kernels.search import search_scratch, search_values, start_game
+from td2048.kernels.templates.narrow_board import load_board, max_code, move, needs_wide, new_game, spawn_tile
+
+# ---- endgame kernels (shared by every network) ----
+EG_GAMES, EG_ENTRIES, EG_WINS, EG_MOVES = 5, 6, 7, 8  # counters: games that entered, entries, goals built, moves
+EG_PATTERN, EG_GOAL = 0, 2  # the columns of an orientation's masks: (mask, codes) of the pattern, of the goal
+
+
+@njit(inline='always')
+def endgame_holds(b, masks, column):
+    """Whether ``b`` keeps the fixed tiles (``column`` EG_PATTERN) or shows the goal (EG_GOAL) in some
+    orientation."""
+    for k in range(masks.shape[0]):
+        if b & masks[k, column] == masks[k, column + 1]:
+            return True
+    return False
+
+
+@njit
+def endgame_move(table, board, teacher, masks, codes):
+    """The table's move on a position that keeps the fixed tiles: (direction, its probability of building the
+    goal, whether it builds it); direction -1 where every legal move moves a fixed tile (or leaves the table).
+    ``codes``: int64 scratch of 16."""
+    best, best_value = -1, -1.0
+    for d in range(4):
+        after, r = move(table, board, d, VERTICAL)
+        if after == board:
+            continue
+        if endgame_holds(after, masks, EG_GOAL):
+            return d, 1.0, True
+        if not endgame_holds(after, masks, EG_PATTERN):
+            continue
+        v = teacher_after_value(teacher, after, codes)
+        if v > best_value:  # NaN (a position the table lacks) never
+            best, best_value = d, v
+    return best, best_value, False
+
+
+@njit
+def endgame_play_from(table, w, rng, board, score, steps, depth, downgrade, tt, ttv, limits, counters, endgame):
+    """Play on from ``board`` as search_play_from, the table choosing the moves of its endgame while its goal
+    can be built (see the module's docstring). Returns (score, steps, final board, handed off)."""
+    teacher, masks = endgame
+    searched = depth > 1 or downgrade != 0
+    work = search_scratch()
+    greedy = scratch()
+    values = np.empty(4)
+    codes = np.zeros(16, np.int64)
+    playing = False  # the table chose the last move
+    entered = False  # the table played in this game
+    while True:
+        if needs_wide(board):
+            return score, steps, board, True
+        d = -1
+        if endgame_holds(board, masks, EG_PATTERN) and teacher_value(teacher, board, codes) > 0.0:
+            d, _, won = endgame_move(table, board, teacher, masks, codes)
+            if d >= 0:
+                if not playing:
+                    counters[EG_ENTRIES] += 1
+                    if not entered:
+                        counters[EG_GAMES] += 1
+                    entered = True
+                counters[EG_MOVES] += 1
+                if won:
+                    counters[EG_WINS] += 1
+        playing = d >= 0
+        if playing:
+            after, r = move(table, board, d, VERTICAL)
+        elif searched:
+            d = search_values(table, w, board, depth, downgrade, work, tt, ttv, limits, counters, values)
+            if d < 0:
+                break
+            after, r = move(table, board, d, VERTICAL)
+        else:
+            d, after, r, _ = best_move(table, w, board, greedy)
+            if d < 0:
+                break
+        score += r
+        steps += 1
+        board = spawn_tile(after, rng, CELLS)
+    return score, steps, board, False
+
+
+@njit
+def endgame_block(table, w, rng, starts, depth, downgrade, tt, ttv, limits, counters, out, handoff, endgame):
+    """search_block (greedy_block at depth 1), with an endgame's table (endgame_play_from)."""
+    for e in range(out[0].shape[0]):
+        start_game(rng, starts, e, counters)
+        score, steps, final, handed = endgame_play_from(table, w, rng, new_game(rng, CELLS), np.int64(0),
+                                                        np.int64(0), depth, downgrade, tt, ttv, limits, counters,
+                                                        endgame)
+        if handed:
+            hand_off(handoff, final, score, steps)
+            return e, True
+        store_result(out, e, score, steps, final)
+    return out[0].shape[0], False
+
+
+@njit
+def endgame_finish(table, w, rng, depth, downgrade, tt, ttv, limits, counters, handoff, endgame):
+    """search_finish with an endgame's table: play on from ``handoff``'s board."""
+    boards, counts = handoff
+    score, steps, board, handed = endgame_play_from(table, w, rng, load_board(boards, 0), counts[0], counts[1], depth,
+                                                    downgrade, tt, ttv, limits, counters, endgame)
+    hand_off(handoff, board, score, steps)
+    return max_code(board), handed
