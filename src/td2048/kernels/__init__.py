@@ -4,7 +4,8 @@ Reading a tuple's index with a loop over a table of runs is several times slower
 straight-line shifts and masks, so each network gets its own kernels: :mod:`codegen` writes the
 network's value and update functions as plain code, beside the fixed parts of :mod:`templates`
 (the board's helpers); the episode kernels of :mod:`episode`, the distillation kernels of
-:mod:`distill` and the search kernels of :mod:`search` are appended unchanged; and the module is
+:mod:`distill`, the search kernels of :mod:`search` and the endgame kernels of :mod:`endgame` (games whose
+endgame a table plays) are appended unchanged; and the module is
 saved in a cache directory and imported. Numba's ``cache=True`` then keeps the compiled code next
 to it, so a network is compiled once per machine and loads quickly after. The shared kernels'
 sources import, above their markers, the names that the generated module defines
