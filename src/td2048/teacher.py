@@ -1,10 +1,11 @@
-"""Distillation's teacher: perfect play's exact values, from a solution file, as the arrays the kernels read.
+"""A solution's values as the arrays the kernels read: distillation's teacher and an endgame's table.
 
 ``td2048 train --teacher SOLUTION`` trains a network toward the exact value of every position it plays
 (:func:`td2048.kernels.distill.distill_block`), on perfect play's games and on its own. The greedy player
 of a network so trained is about as close to perfect play as that network can get: its exact gap is the
 network's share of a learner's gap, and the rest is the learning method's
-(``docs/research/perfect-play.md``).
+(``docs/research/perfect-play.md``). ``td2048 eval --endgame TABLE`` lets an endgame's table choose the moves
+of its endgame in a network's games (:func:`endgame_arrays`, :mod:`td2048.kernels.endgame`).
 """
 
 from __future__ import annotations
