@@ -68,3 +68,18 @@ def model_2x3(tmp_path_factory):
     for board in ("2x2", "2x3"):
         assert main(["solve", "--board", board, "--out", str(where / f"{board}.solution")]) == 0
     return where
+
+
+ENDGAME_2X3 = ("0=32,1=16", "1=32")  # 32 and 16 side by side from a corner; a 32 to build where the 16 stands
+
+
+@pytest.fixture(scope="session")
+def endgame_2x3(model_2x3):
+    """An endgame's table of 2x3 (``td2048 solve --fixed 0=32,1=16 --goal 1=32``), beside ``model_2x3``'s files."""
+    from td2048.cli.__main__ import main
+
+    path = model_2x3 / "endgame.solution"
+    if not path.exists():
+        assert main(["solve", "--board", "2x3", "--fixed", ENDGAME_2X3[0], "--goal", ENDGAME_2X3[1], "--out",
+                     str(path)]) == 0
+    return path

@@ -456,3 +456,44 @@ def score_distribution(rows: int, cols: int, choose, game: str = "2048") -> dict
             for child, pc in children:
                 add(child, score + reward, p * pc)
     return final
+
+
+def endgame_table_move(solution, board: int, codes) -> int | None:
+    """An endgame's table's move on a packed board (``codes``: its cells' codes), where the table plays (the
+    fixed tiles in place, a position it holds, the goal still possible), else None: the move that builds the
+    goal, else the largest mean over the new tile of the table's values, the first of equals.
+    ``solution``: the table, read with ``td2048.solve.load_solution(path, endgame=True)``."""
+    from td2048.errors import TD2048Error
+    from td2048.games.board import Board
+    from td2048.games.game2048 import P_FOUR, py_move
+
+    shape, endgame = solution.board, solution.endgame
+
+    def value(cells):
+        try:
+            return float(solution.value(list(cells))[0])
+        except TD2048Error:  # a position the table does not hold
+            return float("nan")
+
+    if not endgame.met_by(codes, shape) or not value(codes) > 0:
+        return None
+    best, best_q = None, -1.0
+    for d in range(4):
+        after, _ = py_move(board, d, shape)
+        if after == board:
+            continue
+        cells = list(Board.from_packed(after, "2048", shape).codes)
+        if endgame.met_by(cells, shape, goal=True):
+            return d
+        if not endgame.met_by(cells, shape):
+            continue
+        empty = [i for i, c in enumerate(cells) if c == 0]
+        total = 0.0
+        for i in empty:  # in the kernel's order: the cells in turn, each tile's value weighted
+            small, big = list(cells), list(cells)
+            small[i], big[i] = 1, 2
+            total += (1.0 - P_FOUR) * value(small) + P_FOUR * value(big)
+        q = total / len(empty)
+        if q > best_q:
+            best, best_q = d, q
+    return best

@@ -8,59 +8,13 @@ import json
 import numpy as np
 import pytest
 from commands import assert_one_line_error, td2048
+from naive import endgame_table_move
 
-from td2048.errors import TD2048Error
 from td2048.games.board import Board
-from td2048.games.game2048 import P_FOUR, py_move
+from td2048.games.game2048 import py_move
 from td2048.io.model import load_model
 from td2048.play import Agent
 from td2048.solve import load_solution
-
-FIXED, GOAL = "0=32,1=16", "1=32"  # 32 and 16 side by side from a corner; a 32 to build where the 16 stands
-
-
-@pytest.fixture(scope="module")
-def table(model_2x3):
-    path = model_2x3 / "endgame.solution"
-    if not path.exists():
-        result = td2048("solve", "--board", "2x3", "--fixed", FIXED, "--goal", GOAL, "--out", str(path))
-        assert result.returncode == 0, result.stderr
-    return path
-
-
-def table_move(solution, board: int, codes) -> int | None:
-    """The table's move where it plays (the fixed tiles in place, a position it holds, the goal still possible),
-    else None: the move that builds the goal, else the largest mean over the new tile, the first of equals."""
-    shape, endgame = solution.board, solution.endgame
-
-    def value(cells):
-        try:
-            return float(solution.value(list(cells))[0])
-        except TD2048Error:  # a position the table does not hold
-            return float("nan")
-
-    if not endgame.met_by(codes, shape) or not value(codes) > 0:
-        return None
-    best, best_q = None, -1.0
-    for d in range(4):
-        after, _ = py_move(board, d, shape)
-        if after == board:
-            continue
-        cells = list(Board.from_packed(after, "2048", shape).codes)
-        if endgame.met_by(cells, shape, goal=True):
-            return d
-        if not endgame.met_by(cells, shape):
-            continue
-        empty = [i for i, c in enumerate(cells) if c == 0]
-        total = 0.0
-        for i in empty:  # in the kernel's order: the cells in turn, each tile's value weighted
-            small, big = list(cells), list(cells)
-            small[i], big[i] = 1, 2
-            total += (1.0 - P_FOUR) * value(small) + P_FOUR * value(big)
-        q = total / len(empty)
-        if q > best_q:
-            best, best_q = d, q
-    return best
 
 
 def reference_games(agent, solution, games):
@@ -74,7 +28,7 @@ def reference_games(agent, solution, games):
         score, playing, entered = 0, False, False
         while True:
             codes = list(Board.from_packed(board, "2048", solution.board).codes)
-            d = table_move(solution, board, codes)
+            d = endgame_table_move(solution, board, codes)
             if d is not None:
                 counts["entries"] += not playing
                 counts["games"] += not entered
@@ -95,9 +49,9 @@ def reference_games(agent, solution, games):
 
 
 @pytest.mark.parametrize("depth,games", [(1, 300), (2, 40)])
-def test_the_compiled_games_are_the_reference_games(model_2x3, table, depth, games):
+def test_the_compiled_games_are_the_reference_games(model_2x3, endgame_2x3, depth, games):
     network, _ = load_model(model_2x3 / "run" / "model.td2048")
-    solution = load_solution(table, endgame=True)
+    solution = load_solution(endgame_2x3, endgame=True)
     agent = Agent(network, None, 7, depth=depth, endgame=solution)
     scores, max_codes, moves = (np.zeros(games, np.int64) for _ in range(3))
     agent.play_into(scores, max_codes, moves)
@@ -113,19 +67,20 @@ def test_the_compiled_games_are_the_reference_games(model_2x3, table, depth, gam
     assert (alone != scores).any()  # the table changes games
 
 
-def test_eval_endgame_prints_what_the_table_did(model_2x3, table):
+def test_eval_endgame_prints_what_the_table_did(model_2x3, endgame_2x3):
     model = model_2x3 / "run" / "model.td2048"
-    result = td2048("eval", str(model), "--games", "200", "--seed", "3", "--threads", "2", "--endgame", str(table),
-                    "--json")
+    result = td2048("eval", str(model), "--games", "200", "--seed", "3", "--threads", "2", "--endgame",
+                    str(endgame_2x3), "--json")
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     endgame = data["endgame"]
-    assert endgame["table"] == str(table) and endgame["fixed"] == [[0, 32], [1, 16]] and endgame["goal"] == [1, 32]
+    assert endgame["table"] == str(endgame_2x3)
+    assert endgame["fixed"] == [[0, 32], [1, 16]] and endgame["goal"] == [1, 32]
     assert 0 < endgame["goals"] <= endgame["entries"] and endgame["games"] <= 200
-    one = json.loads(td2048("eval", str(model), "--games", "200", "--seed", "3", "--endgame", str(table),
+    one = json.loads(td2048("eval", str(model), "--games", "200", "--seed", "3", "--endgame", str(endgame_2x3),
                             "--json").stdout)
     assert one["avg"] == data["avg"] and one["endgame"] == endgame  # the same games on one thread or two
-    text = td2048("eval", str(model), "--games", "50", "--seed", "3", "--endgame", str(table))
+    text = td2048("eval", str(model), "--games", "50", "--seed", "3", "--endgame", str(endgame_2x3))
     assert text.returncode == 0 and "# endgame " in text.stdout and "32, 16 fixed at cells 0, 1" in text.stdout
 
 
@@ -134,13 +89,13 @@ def test_eval_endgame_prints_what_the_table_did(model_2x3, table):
     (["--ray"], "leave out --ray"),
     (["--shard-size", "10"], "leave out --shard-size"),
 ])
-def test_endgame_refusals(model_2x3, table, extra, fragment):
+def test_endgame_refusals(model_2x3, endgame_2x3, extra, fragment):
     model = model_2x3 / "run" / "model.td2048"
     extra = [e.format(whole=model_2x3 / "2x3.solution") for e in extra]
-    assert_one_line_error(td2048("eval", str(model), "--endgame", str(table), *extra), fragment)
+    assert_one_line_error(td2048("eval", str(model), "--endgame", str(endgame_2x3), *extra), fragment)
 
 
-def test_a_table_that_is_no_endgame_of_the_board_is_refused(model_2x3, table, tmp_path):
+def test_a_table_that_is_no_endgame_of_the_board_is_refused(model_2x3, endgame_2x3, tmp_path):
     model = model_2x3 / "run" / "model.td2048"
     assert_one_line_error(td2048("eval", str(model), "--endgame", str(model_2x3 / "2x3.solution")),
                           "the whole game's solution, not an endgame's table")

@@ -28,6 +28,8 @@ from td2048.kernels.records import RECORD, pack_records, unpack_records
 from td2048.network import Network, aligned_zeros
 from td2048.rng import thread_rng_rows, thread_rng_states
 from td2048.settings import LearningOptions, exploration
+from td2048.spec import format_bytes
+from td2048.teacher import endgame_arrays, no_endgame
 from td2048.threads import run_threads
 
 RESTART_POOL = 4096  # boards kept per thread for restarts (a ring: the newest replace the oldest)
@@ -123,6 +125,8 @@ class Learner:
         self.merge_seconds = merge_seconds  # TD on copies: training time between their merges; None: one table
         self._unmerged_seconds = 0.0
         self._stop = np.zeros(1, np.uint8)  # set to 1: the kernels return before their next episode
+        self._no_endgame = no_endgame()
+        self._endgame_counts = np.zeros((threads, 8), np.int64)  # [:, :3] an endgame's moves, episodes, starts
         self.change_flags = None  # a byte per chunk of CHUNK weights that changed (see track_changes)
         # TC: each weight beside its accumulators (td2048.kernels.records), while TC learns on them; what the
         # network's arrays hold is then written by merge() (records_merged: they hold it already)
@@ -229,12 +233,40 @@ class Learner:
         self._records_merged = False
         return self._records
 
+    def endgame_of(self, solution) -> tuple:
+        """The arrays through which :meth:`run` plays an endgame's table in its episodes.
+
+        Parameters
+        ----------
+        solution : td2048.solve.Solution
+            An endgame's table of the network's board (``td2048 solve --fixed ... --goal ...``, read with
+            ``load_solution(path, endgame=True)``).
+
+        Returns
+        -------
+        tuple
+            :func:`td2048.teacher.endgame_arrays`'s, for :meth:`run`'s ``endgame``.
+
+        Raises
+        ------
+        TD2048Error
+            For a table that :func:`~td2048.teacher.endgame_arrays` refuses, or one that does not fit in the
+            memory limit beside the weights.
+        """
+        arrays = endgame_arrays(solution, self.network.board, self.network.game, self.network.wide)
+        table_bytes = arrays[0][0].nbytes + arrays[0][1].nbytes
+        if self.network.spec.nbytes + table_bytes > self.memory_limit:
+            raise TD2048Error(f"--endgame: the weights ({format_bytes(self.network.spec.nbytes)}) and the endgame's "
+                              f"table ({format_bytes(table_bytes)}) exceed the memory limit "
+                              f"({format_bytes(self.memory_limit)}): give a larger --memory-limit")
+        return arrays
+
     def _params(self, alpha: float, options: LearningOptions, first: int = 0) -> np.ndarray:
         """The kernels' parameter vector (see :mod:`td2048.kernels.params`): alpha split over the features."""
         return learning_params(alpha / self.network.spec.n_features, options.lam, options.nstep,
                                exploration(options.explore), first, options.promote, options.restarts,
                                options.restart_code, options.teacher_moves, options.target == "expected-all",
-                               options.teacher_loss, options.target == "ranked")
+                               options.teacher_loss, options.target == "ranked", options.endgame_starts)
 
     def _path(self, thread: int) -> tuple[np.ndarray, np.ndarray]:
         """A thread's episode path for the kernels: (boards, (reward, updated V) per move)."""
@@ -245,7 +277,7 @@ class Learner:
         return self._handoff[thread], self._handoff_counts[thread]
 
     def run(self, episodes: int, alpha: float, options: LearningOptions = DEFAULT_OPTIONS, first_episode: int = 0,
-            tc: bool = False, teacher=None) -> EpisodeBlock:
+            tc: bool = False, teacher=None, endgame=None) -> EpisodeBlock:
         """Learn from ``episodes`` episodes, as ``options`` says (:class:`td2048.settings.LearningOptions`).
 
         Parameters
@@ -266,11 +298,16 @@ class Learner:
         teacher : tuple or None
             Distillation (:func:`td2048.teacher.teacher_arrays`): each position played moves toward perfect play's
             exact value instead, and a share ``options.teacher_moves`` of the episodes follows perfect play.
+        endgame : tuple or None
+            An endgame's table (:meth:`endgame_of`): it chooses the moves of its endgame in these episodes, learned
+            from as played (:func:`td2048.kernels.episode.play_from`); ``options.endgame_starts`` needs it.
 
         Returns
         -------
         EpisodeBlock
-            Every episode's results, in order.
+            Every episode's results, in order; with ``endgame``, its ``info`` holds ``endgame``: ``moves`` (the
+            table chose), ``episodes`` (it played in) and ``starts`` (episodes started from the endgame's start,
+            ``options.endgame_starts``; among the restarted ones).
         """
         expected = options.target != "sample"
         # TD on threads: on copies when merge_seconds is set, else (and always for TC) on the network's own weights
@@ -311,6 +348,11 @@ class Learner:
         if copies:
             kernels = self.network.kernels_for(tracked=True, expected=expected)
 
+        self._endgame_counts[:] = 0
+        if endgame is None and options.endgame_starts:
+            raise TD2048Error("endgame_starts starts episodes from an endgame's start: pass its table (endgame)")
+        table = endgame if endgame is not None else self._no_endgame
+
         def learn_share(thread, lo, hi):
             """Learn from episodes lo..hi-1 on a thread; returns where it got to (before hi: a merge was asked for)."""
             weights = self._copies[thread] if copies else self.network.weights if records is None else records
@@ -332,7 +374,7 @@ class Learner:
                     return lo
                 played, handed = kernels.run_block(self._table, weights, dirty, self.rng_states[thread], mode_code,
                                                    batch, self._path(thread), self._handoff_of(thread), pool,
-                                                   self._stop, out)
+                                                   self._stop, out, (table, self._endgame_counts[thread, :3]))
                 lo += played
                 if not handed:
                     return lo
@@ -354,7 +396,11 @@ class Learner:
         finally:
             if tracked_td:
                 self._flag_regions()
-        return EpisodeBlock(scores, max_codes, moves, time.perf_counter() - start, restarted)
+        info = None
+        if endgame is not None:
+            counts = self._endgame_counts[:, :3].sum(axis=0)
+            info = {"endgame": {"moves": int(counts[0]), "episodes": int(counts[1]), "starts": int(counts[2])}}
+        return EpisodeBlock(scores, max_codes, moves, time.perf_counter() - start, restarted, info)
 
     def _flag_regions(self) -> None:
         """Set the change flags of the chunks that TD's threads marked in their regions, and clear the marks.
@@ -382,7 +428,8 @@ class Learner:
         start[:, 0] = self._handoff[thread, :, 0]
         counts = self._handoff_counts[thread].copy()
         largest, _ = wide.finish_from(self.network.row_table(wide=True), weights, dirty, self.rng_states[thread],
-                                      mode_code, params, (path, path_steps), (start, counts))
+                                      mode_code, params, (path, path_steps), (start, counts),
+                                      (self._no_endgame, self._endgame_counts[thread, :3]))
         return int(counts[0]), int(counts[1]), int(largest)
 
     def _mode_code(self, update: str) -> int:
@@ -416,7 +463,8 @@ class Learner:
         self._handoff[0, 0] = board if self.network.wide else [board]
         self._handoff_counts[0] = 0
         largest, handed = kernels.finish_from(self._table, self.network.weights, NO_TRACKING, self.rng_state,
-                                              mode_code, params, self._path(0), self._handoff_of(0))
+                                              mode_code, params, self._path(0), self._handoff_of(0),
+                                              (self._no_endgame, self._endgame_counts[0, :3]))
         if handed:
             return self._finish_wide(0, self.network.weights, NO_TRACKING, False, mode_code, params)
         return int(self._handoff_counts[0, 0]), int(self._handoff_counts[0, 1]), int(largest)

@@ -100,11 +100,9 @@ class Agent:
         self._endgame = None
         table_bytes = 0
         if endgame is not None:
-            if network.wide:
-                raise TD2048Error("--endgame: endgames are of 2048 on 4-bit cells; this network plays on 5-bit cells")
             from td2048.teacher import endgame_arrays
 
-            self._endgame = endgame_arrays(endgame, network.board, network.game)
+            self._endgame = endgame_arrays(endgame, network.board, network.game, network.wide)
             table_bytes = self._endgame[0][0].nbytes + self._endgame[0][1].nbytes
         needed = network.spec.nbytes + threads * entries * TT_ENTRY_BYTES + table_bytes
         if memory_limit is None:

@@ -184,11 +184,12 @@ class TrainingRun:
     """One run directory being trained: create or resume, then iterate :meth:`blocks`."""
 
     def __init__(self, directory: Path, settings: TrainSettings, network: Network, learner: Learner, done: int,
-                 solution=None, teacher=None):
+                 solution=None, teacher=None, endgame=None):
         """Use :meth:`create` or :meth:`resume`."""
         self.directory = directory
         self.solution = solution  # settings.exact's, opened once
         self.teacher = teacher  # settings.teacher's, opened once
+        self.endgame = endgame  # settings.endgame's, opened once
         self.settings = settings
         self.network = network
         self.learner = learner
@@ -207,10 +208,11 @@ class TrainingRun:
                learner_factory: LearnerFactory = local_learner) -> TrainingRun:
         settings.validate()
         board = None
-        if (settings.exact or settings.teacher) is not None and settings.init is not None:  # the board is the model's
-            board = read_header(settings.init).get("network", {}).get("board", "4x4")
+        if (settings.exact or settings.teacher or settings.endgame) is not None and settings.init is not None:
+            board = read_header(settings.init).get("network", {}).get("board", "4x4")  # the board is the model's
         solution = open_solution(settings, board)  # checked before anything is written
         teacher = open_solution(settings, board, "teacher")
+        endgame = open_solution(settings, board, "endgame")
         directory = ensure_writable_dir(directory)
         if (directory / LOG).exists() or (directory / SNAPSHOT).exists():
             raise TD2048Error(f"{directory} already holds a run; resume it with --resume {directory} "
@@ -223,7 +225,7 @@ class TrainingRun:
             indent=2) + "\n")
         (directory / LOG).write_text("")
         learner = learner_factory(network, settings, settings.seed, None)
-        return cls(directory, settings, network, learner, 0, solution, teacher)
+        return cls(directory, settings, network, learner, 0, solution, teacher, endgame)
 
     @staticmethod
     def _initial_network(settings: TrainSettings) -> Network:
@@ -260,6 +262,7 @@ class TrainingRun:
         settings.validate()
         solution = open_solution(settings)  # checked before anything is written
         teacher = open_solution(settings, option="teacher")
+        endgame = open_solution(settings, option="endgame")
         ensure_writable_dir(directory)
         for stale in directory.glob(".*.tmp"):  # a save that a crash cut short
             stale.unlink(missing_ok=True)
@@ -292,7 +295,7 @@ class TrainingRun:
         kept = [b for b in read_log(directory / LOG) if b.get("episodes", 0) <= done]
         write_text_atomic(directory / LOG, "".join(json.dumps(b) + "\n" for b in kept))
         write_text_atomic(directory / SETTINGS, json.dumps({**saved, **settings.to_dict()}, indent=2) + "\n")
-        return cls(directory, settings, network, learner, done, solution, teacher)
+        return cls(directory, settings, network, learner, done, solution, teacher, endgame)
 
     def pretraining(self, learner_factory: LearnerFactory = local_learner) -> TrainingRun | None:
         """The pretraining still to train (``settings.pretrain``), a run of its own in ``DIR/pretrain``.
@@ -355,7 +358,7 @@ class TrainingRun:
             self._start_from_pretrained()
         try:
             with open(self.directory / LOG, "a", encoding="utf-8") as log:
-                for stats in train_blocks(self.settings, self.learner, self.done, self.teacher):
+                for stats in train_blocks(self.settings, self.learner, self.done, self.teacher, self.endgame):
                     before, self.done = self.done, stats.episodes
                     valued = self._exact_due(before, stop)
                     if valued:

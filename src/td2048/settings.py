@@ -83,6 +83,8 @@ class LearningOptions:
     """Distillation: the share of episodes that follow perfect play's moves, in [0, 1]."""
     teacher_loss: str = "value"
     """Distillation: what the network learns from the solution, one of :data:`TEACHER_LOSSES`."""
+    endgame_starts: float = 0.0
+    """With an endgame's table: the share of the episodes not restarted that start from its start, in [0, 1)."""
 
     def __post_init__(self) -> None:
         if not (isinstance(self.lam, (int, float)) and 0.0 <= self.lam <= 1.0):
@@ -102,6 +104,8 @@ class LearningOptions:
             raise TD2048Error(f"--tc-start-rate must be a rate in (0, 1], not {self.tc_start_rate}")
         if not (isinstance(self.restarts, (int, float)) and 0.0 <= self.restarts < 1.0):
             raise TD2048Error(f"--restarts must be a share of episodes in [0, 1), not {self.restarts}")
+        if not (isinstance(self.endgame_starts, (int, float)) and 0.0 <= self.endgame_starts < 1.0):
+            raise TD2048Error(f"--endgame-starts must be a share of episodes in [0, 1), not {self.endgame_starts}")
 
 
 @dataclass
@@ -202,6 +206,11 @@ class TrainSettings:
         With ``teacher``: ``"value"``, each move's afterstate moves toward its exact value; ``"regret"``, only the
         moves' ranking is learned: perfect play's move must lead each other move by what that move loses against
         it (a cost-sensitive hinge loss; on the network's own games its sum bounds the exact gap).
+    endgame : str or None
+        An endgame's table of the run's board (``td2048 solve --fixed ... --goal ...``): in the training games
+        it chooses the moves of its endgame (as ``td2048 eval --endgame`` does), and the network learns from
+        them as played, so that its values before the endgame learn what the table makes of it. None: the
+        network plays every move.
     pretrain : str or None
         ``"NETWORK:EPISODES"``: before this run, a smaller network (a preset or hex tuples of the same board)
         is trained by TD(0) for EPISODES episodes (:meth:`pretrain_settings`), and every weight of this run's
@@ -248,6 +257,8 @@ class TrainSettings:
     teacher: str | None = None
     teacher_moves: float = 0.5
     teacher_loss: str = "value"
+    endgame: str | None = None
+    endgame_starts: float = 0.0
     pretrain: str | None = None
 
     def validate(self) -> None:
@@ -348,6 +359,17 @@ class TrainSettings:
                 raise TD2048Error("--teacher-loss regret ranks the moves' afterstates: it needs afterstate values")
         elif self.teacher_loss != "value":
             raise TD2048Error("--teacher-loss needs --teacher")
+        if self.endgame is not None:
+            self.endgame = os.fspath(self.endgame)
+            if self.teacher is not None:
+                raise TD2048Error("--endgame plays a table's moves in TD's games; --teacher distils a whole "
+                                  "solution: give one of them")
+            if self.workers:
+                raise TD2048Error("--endgame learns in this process: it takes no --ray")
+            if self.game != "2048":
+                raise TD2048Error("--endgame: endgame tables are of 2048, the run trains 2584")
+        elif self.endgame_starts:
+            raise TD2048Error("--endgame-starts starts episodes from an endgame's start: it needs --endgame")
         if (self.lam > 0 or self.nstep > 1) and self.update != "backward":
             raise TD2048Error("--lambda and --nstep need --update backward (returns are computed at the episode's end)")
 
@@ -358,7 +380,8 @@ class TrainSettings:
         -------
         LearningOptions
             The update, returns, exploration, promotion, restarts (with :meth:`restart_code`), TC's first rate,
-            target and teacher's share of moves; of checked settings (:meth:`validate` sets ``tc_start_rate``).
+            target, teacher's share of moves and endgame starts; of checked settings (:meth:`validate` sets
+            ``tc_start_rate``).
 
         Raises
         ------
@@ -368,6 +391,7 @@ class TrainSettings:
         return LearningOptions(update=self.update, lam=self.lam, nstep=self.nstep, explore=self.explore,
                                promote=self.promote, restarts=self.restarts, restart_code=self.restart_code(),
                                tc_start_rate=self.tc_start_rate, target=self.target, teacher_moves=self.teacher_moves,
+                               endgame_starts=self.endgame_starts,
                                teacher_loss=self.teacher_loss)
 
     def pretrain_plan(self) -> tuple[str, int]:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from td2048.config import DEFAULT_MEMORY_LIMIT
 from td2048.errors import TD2048Error
-from td2048.games.shape import FULL, BoardShape
+from td2048.games.shape import FULL, BoardShape, as_shape
 from td2048.games.tiles import tile_code, tile_value
 
 MAX_TUPLE_CELLS = 16  # a whole 4x4 board; the memory limit is what bounds a table
@@ -446,7 +446,7 @@ def validate_tuples(tuples, board: BoardShape = FULL) -> None:
 
 
 def parse_network(text: str, isomorphisms: int | None = None, clamp: int | None = None,
-                  stages: tuple[int, ...] = (), board: BoardShape = FULL) -> NetworkSpec:
+                  stages: tuple[int, ...] = (), board: BoardShape | str = FULL) -> NetworkSpec:
     """A network spec from a preset name or hex tuples.
 
     Parameters
@@ -459,8 +459,9 @@ def parse_network(text: str, isomorphisms: int | None = None, clamp: int | None 
         The largest feature code (see :class:`NetworkSpec`); None: no clamp.
     stages : tuple of int
         Stage thresholds, as :func:`parse_stages` returns them.
-    board : BoardShape
-        The board the tuples name cells of, and whose presets are looked up (4x4 by default).
+    board : BoardShape or str
+        The board the tuples name cells of, and whose presets are looked up (4x4 by default; ``"3x3"`` as
+        :func:`td2048.games.shape.as_shape` reads it).
 
     Returns
     -------
@@ -472,6 +473,7 @@ def parse_network(text: str, isomorphisms: int | None = None, clamp: int | None 
     TD2048Error
         On text that is neither a preset nor hex tuples, or a spec that makes no network.
     """
+    board = as_shape(board)
     text = text.strip()
     presets = presets_of(board)
     if text in presets:

@@ -161,6 +161,7 @@ class BlockStats:
         str
             The header line (episodes, ``avg``, ``max``), one row per tile (reach share, end share in
             brackets), with ``extra["exact"]`` a line of the exact expected score and its gap to the optimum,
+            with ``extra["endgame"]`` a line of the moves an endgame's table chose and the episodes it played in,
             then a blank line.
         """
         lines = [f"{self.episodes}\tavg = {self.avg:.6g}\tmax = {self.max}"]
@@ -172,6 +173,12 @@ class BlockStats:
             lines.append(f"exact = {exact['expected_score']:.2f}\tgap = {exact['loss']:.2f} "
                          f"({100 * exact['loss_share']:.2f}% of the optimum {exact['optimal_expected_score']:.2f})"
                          f"\toptimal moves {100 * exact['optimal_move_share']:.2f}%")
+        endgame = self.extra.get("endgame")
+        if endgame:
+            episodes = self.games + self.extra.get("restarted", 0)
+            starts = f", {endgame['starts']} from its start" if endgame["starts"] else ""
+            lines.append(f"endgame = {endgame['moves']} moves ({percent(endgame['moves'] / max(1, self.moves))}) in "
+                         f"{endgame['episodes']} episodes ({percent(endgame['episodes'] / max(1, episodes))}){starts}")
         return "\n".join(lines) + "\n"
 
     def to_json(self) -> dict:

@@ -65,7 +65,7 @@ def teacher_arrays(solution, board, game: str, option: str = "--teacher") -> Tea
     return keys, values, starts, tile_values, frame, perms, shape
 
 
-def endgame_arrays(solution, board, game: str) -> tuple[Teacher, np.ndarray]:
+def endgame_arrays(solution, board, game: str, wide: bool = False) -> tuple[Teacher, np.ndarray]:
     """The arrays through which the kernels play an endgame's table (:mod:`td2048.kernels.endgame`).
 
     Parameters
@@ -77,6 +77,8 @@ def endgame_arrays(solution, board, game: str) -> tuple[Teacher, np.ndarray]:
         The network's board.
     game : str
         The network's game.
+    wide : bool
+        Whether the network plays on 5-bit cells (refused: an endgame's kernels read 4-bit boards).
 
     Returns
     -------
@@ -88,9 +90,20 @@ def endgame_arrays(solution, board, game: str) -> tuple[Teacher, np.ndarray]:
     Raises
     ------
     TD2048Error
-        For a solution of the whole game, of another board or game, or without values.
+        For a solution of the whole game, of another board or game, or without values, or a network on 5-bit
+        cells.
     """
+    if wide:
+        raise TD2048Error("--endgame: endgames are of 2048 on 4-bit cells; this network plays on 5-bit cells")
     if solution.endgame is None:
         raise TD2048Error("--endgame: the solution is of the whole game, not an endgame (td2048 solve --fixed ... "
                           "--goal ...)")
     return teacher_arrays(solution, board, game, "--endgame"), solution.endgame.oriented_masks(board)
+
+
+def no_endgame() -> tuple[Teacher, np.ndarray]:
+    """The arrays of no endgame's table, as :func:`endgame_arrays` gives a table's (what the kernels take where
+    no table plays: no orientation, so no position is the table's)."""
+    teacher = (np.zeros(0, np.uint64), np.zeros(0, np.float64), np.zeros(1, np.int64), np.zeros(32, np.int64),
+               np.zeros(0, np.int64), np.zeros((0, 0), np.int64), np.zeros(4, np.int64))
+    return teacher, np.zeros((0, 4), np.uint64)

@@ -34,7 +34,8 @@ def open_solution(settings: TrainSettings, board: str | None = None, option: str
         The run's board, when it is not yet ``settings.board`` (a new run from ``--init``'s model); None:
         ``settings.board``.
     option : str
-        ``"exact"`` (the solution the run is valued against) or ``"teacher"`` (distillation's).
+        ``"exact"`` (the solution the run is valued against), ``"teacher"`` (distillation's) or ``"endgame"``
+        (the endgame's table that plays in the training games).
 
     Returns
     -------
@@ -52,7 +53,7 @@ def open_solution(settings: TrainSettings, board: str | None = None, option: str
         return None
     from td2048.solve import load_solution  # here: a run without a solution never loads the solver
 
-    solution = load_solution(path)
+    solution = load_solution(path, endgame=option == "endgame")
     board = board or settings.board
     if solution.board.name != board or solution.game != settings.game:
         raise TD2048Error(f"--{option} {path} solves {solution.game} on {solution.board.name}, but the run "
@@ -95,6 +96,7 @@ def train(settings: TrainSettings, network: Network | None = None,
         raise TD2048Error("train() keeps no log to value into: for exact valuations use `td2048 train --exact` "
                           "(or td2048.run.exact_figures in on_block)")
     teacher = open_solution(settings, None if network is None else network.spec.board.name, "teacher")
+    endgame = open_solution(settings, None if network is None else network.spec.board.name, "endgame")
     if settings.seed is None:
         settings.seed = int(np.random.SeedSequence().entropy % (2**63))
     stats = []
@@ -105,7 +107,7 @@ def train(settings: TrainSettings, network: Network | None = None,
             network.start_from(source)
     learner = Learner(network, settings.seed, settings.threads, merge_seconds=settings.merge_every,
                       memory_limit=settings.memory_limit, tc_records=settings.tc_records)
-    for block in train_blocks(settings, learner, 0, teacher):
+    for block in train_blocks(settings, learner, 0, teacher, endgame):
         stats.append(block)
         if on_block is not None:
             on_block(block)
@@ -113,7 +115,8 @@ def train(settings: TrainSettings, network: Network | None = None,
     return network, stats
 
 
-def train_blocks(settings: TrainSettings, learner: Learner, done: int, teacher=None) -> Iterator[BlockStats]:
+def train_blocks(settings: TrainSettings, learner: Learner, done: int, teacher=None,
+                 endgame=None) -> Iterator[BlockStats]:
     """Train from ``done`` episodes up to ``settings.episodes``, block by block.
 
     Parameters
@@ -126,6 +129,10 @@ def train_blocks(settings: TrainSettings, learner: Learner, done: int, teacher=N
         Episodes already trained.
     teacher : td2048.solve.Solution or None
         ``settings.teacher``'s solution, opened by the caller (:func:`open_solution`); None without a teacher.
+    endgame : td2048.solve.Solution or None
+        ``settings.endgame``'s table, opened by the caller (:func:`open_solution`); None without one. The log's
+        ``endgame`` field of each block: the moves the table chose, the episodes it played in, and those started
+        from its start.
 
     Yields
     ------
@@ -135,31 +142,36 @@ def train_blocks(settings: TrainSettings, learner: Learner, done: int, teacher=N
     Raises
     ------
     TD2048Error
-        When the settings name a teacher and none is given.
+        When the settings name a teacher or an endgame's table and none is given.
     """
     tc_start = settings.tc_start()
     options = settings.learning_options()
     if settings.teacher is not None and teacher is None:
         raise TD2048Error(f"the run distils from {settings.teacher}: open it (td2048.training.open_solution) "
                           "and pass it as the teacher")
+    if settings.endgame is not None and endgame is None:
+        raise TD2048Error(f"the run plays the table {settings.endgame}: open it (td2048.training.open_solution("
+                          "settings, option='endgame')) and pass it as the endgame")
     if teacher is not None:  # the arrays through which the kernels read perfect play's values
         teacher = teacher_arrays(teacher, learner.network.board, learner.network.game)
+    if endgame is not None:
+        endgame = learner.endgame_of(endgame)
     while done < settings.episodes:
         n = min(settings.block, settings.episodes - done)
         tc = tc_start is not None and done >= tc_start
         if tc_start is not None and done < tc_start:
             n = min(n, tc_start - done)  # a block ends where TC begins
         alpha = settings.tc_alpha if tc else alpha_at(settings.alpha_schedule, settings.alpha, done)
-        if teacher is None:
+        if teacher is None and endgame is None:
             block = learner.run(n, alpha, options, done, tc)
-        else:  # distillation: on this process's learner alone (TrainSettings.validate keeps --teacher off Ray)
-            block = learner.run(n, alpha, options, done, tc, teacher)
+        else:  # on this process's learner alone (TrainSettings.validate keeps --teacher and --endgame off Ray)
+            block = learner.run(n, alpha, options, done, tc, teacher, endgame)
         done += n
         extra = {"alpha": alpha, **(block.info or {})}
         if tc:
             extra["tc"] = True
         natural = slice(None)
-        if settings.restarts > 0:  # the statistics are those of the games played from the start
+        if settings.restarts > 0 or settings.endgame_starts > 0:  # the statistics: of the games played from the start
             natural = block.restarted == 0
             extra["restarted"] = int(block.restarted.sum())
         yield BlockStats.from_block(done, block.scores[natural], block.max_codes[natural], block.moves, block.seconds,

@@ -168,6 +168,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "play's move must lead each other move by what that move loses against it (a "
                         "cost-sensitive hinge loss; with --teacher-moves 0 it is learned on the network's own "
                         "games, where its sum bounds the player's exact gap). Start from a trained --init")
+    p.add_argument("--endgame", default=None, metavar="TABLE",
+                   help="an endgame's table of the run's board (td2048 solve --fixed ... --goal ...): in the "
+                        "training games it chooses the moves of its endgame, as eval --endgame does, and the network "
+                        "learns from them as played, so that its values before the endgame learn what the table "
+                        "makes of it (the block's table gets an endgame line: the table's moves and episodes)")
+    p.add_argument("--endgame-starts", type=float, default=None, metavar="Q",
+                   help="with --endgame: the share of the episodes (of those not restarted) that start from the "
+                        "endgame's start, its fixed tiles in an orientation drawn at random and two new tiles, so "
+                        "that the table's games and the play after its goal are trained from the first block on "
+                        "(left out of the block's statistics, as restarts are; default 0)")
     p.add_argument("--pretrain", default=None, metavar="NETWORK:EPISODES",
                    help="first train NETWORK (a preset or hex tuples of the board) by TD(0) for EPISODES episodes, in "
                         "the run directory's pretrain/, then start every weight of this run's network of one tuple "
@@ -237,7 +247,8 @@ _SETTING_OPTIONS = ("game", "cells", "network", "isomorphisms", "clamp", "episod
                     "threads", "snapshot_every", "memory_limit", "init", "lam", "nstep", "alpha_schedule",
                     "explore", "method", "merge_every", "optimistic", "stages", "promote", "tc_from", "tc_alpha",
                     "tc_start_rate", "tc_records", "restarts", "restart_tile", "sync_every", "board", "exact",
-                    "exact_every", "target", "teacher", "teacher_moves", "teacher_loss", "pretrain")
+                    "exact_every", "target", "teacher", "teacher_moves", "teacher_loss", "endgame", "endgame_starts",
+                    "pretrain")
 
 
 class _Output:
@@ -487,6 +498,10 @@ def _header(training, verb: str) -> str:
         loss = ", the regret loss" if settings.teacher_loss == "regret" else ""
         updates = (f"distilled from {settings.teacher}{loss} ({settings.teacher_moves:g} of the episodes perfect "
                    "play's)")
+    if settings.endgame is not None:
+        updates += f", the endgame's table {settings.endgame} playing its endgame"
+        if settings.endgame_starts:
+            updates += f" ({settings.endgame_starts:g} of the episodes from its start)"
     return (f"# td2048 {__version__} {verb} ({settings.game}): {training.network.spec.describe(settings.game)}; "
             f"alpha {settings.alpha}, {settings.method} values, {updates}{methods}, seed {settings.seed}, "
             f"{where}, {settings.episodes} episodes -> {out}")

@@ -27,8 +27,8 @@ _TEMPLATES = _PACKAGE / "kernels" / "templates"
 # source carries a fingerprint of them, and any change to them gives a new module.
 _COMPILED_INTO_KERNELS = ("config.py", "rng.py", "games/bitboard.py", "games/game2048.py", "games/wide.py",
                           "games/keys.py", "kernels/merge.py", "kernels/params.py", "kernels/codegen.py",
-                          "kernels/targets.py", "kernels/episode.py", "kernels/distill.py", "kernels/search.py",
-                          "kernels/endgame.py",
+                          "kernels/targets.py", "kernels/tables.py", "kernels/episode.py", "kernels/distill.py",
+                          "kernels/search.py", "kernels/endgame.py",
                           "kernels/templates/narrow_board.py", "kernels/templates/wide_board.py",
                           "kernels/templates/no_expectation.py", "kernels/templates/downgrade.py",
                           "kernels/templates/network_calls.py", "kernels/templates/one_stage.py")
@@ -51,6 +51,7 @@ FAR_PREFETCH_BYTES = 64 << 20
 
 # the kernels every network shares, appended in this order to its header, each from its marker line on
 _SHARED_KERNELS = (("targets.py", "# ---- target and update kernels (shared by every network) ----"),
+                   ("tables.py", "# ---- table kernels (shared by every network) ----"),
                    ("episode.py", "# ---- episode kernels (shared by every network) ----"),
                    ("distill.py", "# ---- distillation kernels (shared by every network) ----"),
                    ("search.py", "# ---- search kernels (shared by every network) ----"),

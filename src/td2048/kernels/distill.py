@@ -15,15 +15,12 @@ position) toward their values under perfect play (``--teacher``).
 import numpy as np
 
 from td2048.config import njit
-from td2048.games.keys import canon4, canon5
 from td2048.kernels.episode import ask_for_candidates, best_candidate, scratch, store_result
 from td2048.kernels.interface import CELLS, STATE_VALUES, feature_indices, update_of
 from td2048.kernels.params import ALPHA_SPLIT, TEACHER_LOSS, TEACHER_MOVES
-from td2048.kernels.targets import chance_mean, exact_share, regret_update
+from td2048.kernels.tables import teacher_after_value, teacher_value
+from td2048.kernels.targets import exact_share, regret_update
 from td2048.kernels.templates.narrow_board import (
-    U64,
-    board_low,
-    cell_code,
     load_board,
     new_game,
     spawn_tile,
@@ -32,48 +29,6 @@ from td2048.rng import uniform
 
 
 # ---- distillation kernels (shared by every network) ----
-@njit
-def teacher_value(teacher, b, codes):
-    """V*(b): perfect play's expected score from the position b (a state, the new tile placed), read from a
-    solution's layers (``teacher``, see td2048.teacher.teacher_arrays); NaN for a position it does not hold.
-
-    The position's key is the solver's (td2048.games.keys): its least symmetric board, as a 4-bit frame
-    board or as 5-bit codes of the board's own cells; its layer is its tile sum, and the key is found by
-    binary search in the layer's sorted keys. ``codes``: int64 scratch of 16."""
-    keys, values, starts, tile_values, frame, perms, shape = teacher
-    n = frame.shape[0]
-    total = 0
-    for i in range(n):
-        codes[i] = cell_code(b, frame[i])
-        total += tile_values[codes[i]]
-    if shape[3]:  # 5-bit keys (2584)
-        key = canon5(codes, perms, n)
-    else:
-        key = canon4(board_low(b), U64(shape[0]), U64(shape[1]), shape[2] != 0)
-    if total + 1 >= starts.shape[0]:
-        return np.nan
-    lo = starts[total]
-    hi = starts[total + 1]
-    i = lo + np.searchsorted(keys[lo:hi], key)
-    if i < hi and keys[i] == key:
-        return values[i]
-    return np.nan
-
-
-@njit(inline='always')
-def teacher_value_at(position, state):
-    """teacher_value of ``position`` with ``state`` = (teacher, codes): chance_mean's form of it."""
-    teacher, codes = state
-    return teacher_value(teacher, position, codes)
-
-
-@njit
-def teacher_after_value(teacher, after, codes):
-    """V*(s'): the mean over every empty cell and both new tiles of perfect play's value of the position they
-    make (an afterstate's exact value; see teacher_value)."""
-    return chance_mean(after, teacher_value_at, (teacher, codes))
-
-
 @njit
 def distill_block(table, w, dirty, rng, params, teacher, stop, out):
     """Up to len(out[0]) episodes of distillation: V moves toward perfect play's exact values.

@@ -20,52 +20,20 @@ first of equals). New tiles are drawn as in every game, from the game's random s
 import numpy as np
 
 from td2048.config import njit
-from td2048.kernels.distill import teacher_after_value, teacher_value
 from td2048.kernels.episode import best_move, hand_off, scratch, store_result
 from td2048.kernels.interface import CELLS, VERTICAL
 from td2048.kernels.search import search_scratch, search_values, start_game
+from td2048.kernels.tables import endgame_choice
 from td2048.kernels.templates.narrow_board import load_board, max_code, move, needs_wide, new_game, spawn_tile
 
 # ---- endgame kernels (shared by every network) ----
 EG_GAMES, EG_ENTRIES, EG_WINS, EG_MOVES = 5, 6, 7, 8  # counters: games that entered, entries, goals built, moves
-EG_PATTERN, EG_GOAL = 0, 2  # the columns of an orientation's masks: (mask, codes) of the pattern, of the goal
-
-
-@njit(inline='always')
-def endgame_holds(b, masks, column):
-    """Whether ``b`` keeps the fixed tiles (``column`` EG_PATTERN) or shows the goal (EG_GOAL) in some
-    orientation."""
-    for k in range(masks.shape[0]):
-        if b & masks[k, column] == masks[k, column + 1]:
-            return True
-    return False
-
-
-@njit
-def endgame_move(table, board, teacher, masks, codes):
-    """The table's move on a position that keeps the fixed tiles: (direction, its probability of building the
-    goal, whether it builds it); direction -1 where every legal move moves a fixed tile (or leaves the table).
-    ``codes``: int64 scratch of 16."""
-    best, best_value = -1, -1.0
-    for d in range(4):
-        after, r = move(table, board, d, VERTICAL)
-        if after == board:
-            continue
-        if endgame_holds(after, masks, EG_GOAL):
-            return d, 1.0, True
-        if not endgame_holds(after, masks, EG_PATTERN):
-            continue
-        v = teacher_after_value(teacher, after, codes)
-        if v > best_value:  # NaN (a position the table lacks) never
-            best, best_value = d, v
-    return best, best_value, False
 
 
 @njit
 def endgame_play_from(table, w, rng, board, score, steps, depth, downgrade, tt, ttv, limits, counters, endgame):
     """Play on from ``board`` as search_play_from, the table choosing the moves of its endgame while its goal
     can be built (see the module's docstring). Returns (score, steps, final board, handed off)."""
-    teacher, masks = endgame
     searched = depth > 1 or downgrade != 0
     work = search_scratch()
     greedy = scratch()
@@ -76,18 +44,16 @@ def endgame_play_from(table, w, rng, board, score, steps, depth, downgrade, tt, 
     while True:
         if needs_wide(board):
             return score, steps, board, True
-        d = -1
-        if endgame_holds(board, masks, EG_PATTERN) and teacher_value(teacher, board, codes) > 0.0:
-            d, _, won = endgame_move(table, board, teacher, masks, codes)
-            if d >= 0:
-                if not playing:
-                    counters[EG_ENTRIES] += 1
-                    if not entered:
-                        counters[EG_GAMES] += 1
-                    entered = True
-                counters[EG_MOVES] += 1
-                if won:
-                    counters[EG_WINS] += 1
+        d, won = endgame_choice(table, board, endgame, codes)
+        if d >= 0:
+            if not playing:
+                counters[EG_ENTRIES] += 1
+                if not entered:
+                    counters[EG_GAMES] += 1
+                entered = True
+            counters[EG_MOVES] += 1
+            if won:
+                counters[EG_WINS] += 1
         playing = d >= 0
         if playing:
             after, r = move(table, board, d, VERTICAL)

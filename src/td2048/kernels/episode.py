@@ -49,6 +49,7 @@ from td2048.kernels.interface import (
 from td2048.kernels.params import (
     ALPHA_SPLIT,
     BACKUP_ALL,
+    ENDGAME_STARTS,
     EXPLORE_E0,
     EXPLORE_E1,
     EXPLORE_EPISODES,
@@ -59,6 +60,7 @@ from td2048.kernels.params import (
     RESTART_CODE,
     RESTARTS,
 )
+from td2048.kernels.tables import endgame_choice, endgame_start
 from td2048.kernels.targets import (
     backward_updates,
     best_total,
@@ -194,7 +196,8 @@ def random_legal_move(afters, rewards, board, rng):
 
 
 @njit
-def play_from(table, w, dirty, rng, mode, params, path, board, score, steps, previous, epsilon, pool, record_code):
+def play_from(table, w, dirty, rng, mode, params, path, board, score, steps, previous, epsilon, pool, record_code,
+              endgame):
     """Play on from ``board`` (``steps`` moves, ``score`` and the last afterstate ``previous`` so far).
 
     ``params``: the learner's numbers (named in td2048.kernels.params); learns when mode is
@@ -207,6 +210,10 @@ def play_from(table, w, dirty, rng, mode, params, path, board, score, steps, pre
     stage starts from the previous one's weights (``enter_stage``; when params[PROMOTE] is 1).
     Restarts: the first board of this episode with a code >= ``record_code`` is kept in the ring
     ``pool`` = (boards, state: boards held, boards kept in all), for later episodes to start from.
+    An endgame's table (``endgame`` = (teacher, masks), see td2048.kernels.tables; masks of 0 rows: none)
+    chooses the move wherever it plays one (endgame_choice), in place of the network's or exploration's,
+    learned from as played; ``endgame`` = (table, counts): counts[0] adds its moves, counts[1] the episodes
+    it played in (counts[2]: run_block's endgame starts).
     Returns (score, steps, final board, previous, handed off): a 4-bit board hands the episode off,
     unfinished, when it holds two 32768 tiles, which only 5-bit cells can merge (the caller goes on
     with the wide kernels, ``finish_from``).
@@ -227,6 +234,10 @@ def play_from(table, w, dirty, rng, mode, params, path, board, score, steps, pre
     ranked = EXPECTED_TARGET and params[RANK_MOVES] > 0.0
     targets = np.zeros(4)
     recording = record_code < 99 and pool_boards.shape[0] > 0
+    endgame_table, endgame_counts = endgame
+    tabled = endgame_table[1].shape[0] > 0
+    codes = np.zeros(16 if tabled else 0, np.int64)
+    entered = False  # the table played in this episode
     while True:
         if recording and max_code(board) >= record_code:
             store_board(pool_boards, pool_state[1] % pool_boards.shape[0], board)
@@ -245,8 +256,18 @@ def play_from(table, w, dirty, rng, mode, params, path, board, score, steps, pre
         d, after, reward, after_value = best_candidate(w, board, work, bank)
         if d < 0:
             break
-        if epsilon > 0.0 and uniform(rng) < epsilon:
+        e, e_after, e_reward = -1, after, reward  # another move than the network's: the table's or exploration's
+        if tabled:
+            e = endgame_choice(table, board, endgame_table, codes)[0]
+            if e >= 0:
+                endgame_counts[0] += 1
+                if not entered:
+                    endgame_counts[1] += 1
+                    entered = True
+                e_after, e_reward = load_board(work[1], e), work[2][e]
+        if e < 0 and epsilon > 0.0 and uniform(rng) < epsilon:
             e, e_after, e_reward = random_legal_move(work[1], work[2], board, rng)
+        if e >= 0:
             if e != d:
                 d = e
                 after = e_after
@@ -320,32 +341,34 @@ def play_from(table, w, dirty, rng, mode, params, path, board, score, steps, pre
 
 
 @njit
-def finish_from(table, w, dirty, rng, mode, params, path, handoff):
+def finish_from(table, w, dirty, rng, mode, params, path, handoff, endgame):
     """Play on from a position: ``handoff`` = (boards: the board and the last afterstate, counts: score
     and moves so far), as run_block leaves an episode it hands off.
 
     For an episode handed off by another board width, and for play from a given position. On
-    return ``handoff`` holds where play stopped; returns (largest code, handed off).
+    return ``handoff`` holds where play stopped; returns (largest code, handed off). ``endgame``: as in
+    play_from.
     """
     start, counts = handoff
     epsilon = epsilon_at(params, params[FIRST_EPISODE]) if mode != PLAY else 0.0
     no_pool = (np.empty((0, path[0].shape[1]), np.uint64), np.zeros(2, np.int64))
     score, steps, board, previous, handed = play_from(table, w, dirty, rng, mode, params, path,
                                                       load_board(start, 0), counts[0], counts[1],
-                                                      load_board(start, 1), epsilon, no_pool, np.int64(99))
+                                                      load_board(start, 1), epsilon, no_pool, np.int64(99), endgame)
     hand_off(handoff, board, score, steps)
     store_board(start, 1, previous)
     return max_code(board), handed
 
 
 @njit
-def run_block(table, w, dirty, rng, mode, params, path, handoff, pool, stop, out):
+def run_block(table, w, dirty, rng, mode, params, path, handoff, pool, stop, out, endgame):
     """Up to len(out[0]) episodes in one compiled call.
 
     ``w``, ``dirty``: the weights and what an update marks (see update_of); ``rng``: the random
     state; ``mode``: PLAY, BACKWARD or FORWARD; ``params``: the learner's numbers (named in
     td2048.kernels.params); ``path``: (boards, steps) for one episode (see play_from); ``out`` =
-    (scores, largest codes, moves, restarted): episode e's results at e.
+    (scores, largest codes, moves, restarted): episode e's results at e; ``endgame``: an endgame's table and
+    its counts, or none (see play_from).
 
     Returns (episodes finished, handed off). Before each episode ``stop[0]`` is read: another
     thread sets it to ask for a merge, and the call returns at once. Handed off: the episode
@@ -356,9 +379,12 @@ def run_block(table, w, dirty, rng, mode, params, path, handoff, pool, stop, out
     Restarts (params[RESTARTS] = p > 0): an episode starts, with probability p, from a board drawn
     uniformly from ``pool`` = (boards, state) instead of a new game (restarted 1); a new game keeps
     its first board with a tile code >= params[RESTART_CODE] in the pool (see play_from). Without
-    restarts no random number is drawn for them.
+    restarts no random number is drawn for them. Endgame starts (params[ENDGAME_STARTS] = q > 0, with an
+    endgame's table): an episode not restarted starts, with probability q, from the endgame's start (endgame_start;
+    restarted 1, counted in ``endgame``'s counts[2]).
     """
     restart = params[RESTARTS]
+    endgame_starts = params[ENDGAME_STARTS]
     record = np.int64(params[RESTART_CODE]) if restart > 0.0 else np.int64(99)
     pool_boards, pool_state = pool
     restarted = out[3]
@@ -370,12 +396,16 @@ def run_block(table, w, dirty, rng, mode, params, path, handoff, pool, stop, out
         if restart > 0.0 and pool_state[0] > 0 and uniform(rng) < restart:
             board = load_board(pool_boards, below(rng, pool_state[0]))
             started = np.uint8(1)
+        elif endgame_starts > 0.0 and uniform(rng) < endgame_starts:
+            board = endgame_start(endgame[0][1], rng)
+            endgame[1][2] += 1
+            started = np.uint8(1)
         else:
             board = new_game(rng, CELLS)
         restarted[e] = started
         score, steps, final, previous, handed = play_from(table, w, dirty, rng, mode, params, path, board,
                                                           np.int64(0), np.int64(0), EMPTY_BOARD, epsilon, pool,
-                                                          np.int64(99) if started else record)
+                                                          np.int64(99) if started else record, endgame)
         if handed:
             hand_off(handoff, final, score, steps)
             store_board(handoff[0], 1, previous)

@@ -24,7 +24,8 @@ TEACHER_MOVES = 11  # distillation: the share of episodes that follow perfect pl
 BACKUP_ALL = 12  # 1.0: expected targets back up every legal move's afterstate of a position played, not only its own
 TEACHER_LOSS = 13  # distillation: 0 each move's value toward perfect play's, 1 the regret loss on their ranking
 RANK_MOVES = 14  # expected targets: 1.0 also ranks each position's moves by their expected targets (regret loss)
-N_PARAMS = 15
+ENDGAME_STARTS = 15  # share of the episodes not restarted that start from an endgame's start (its table given)
+N_PARAMS = 16
 
 NO_EXPLORATION = (0.0, 0.0, 0.0, 0.0)
 
@@ -33,7 +34,8 @@ def learning_params(alpha_split: float, lam: float = 0.0, nstep: int = 0,
                     explore: tuple[float, float, float, float] = NO_EXPLORATION, first_episode: int = 0,
                     promote: bool = True, restarts: float = 0.0, restart_code: int = 0,
                     teacher_moves: float = 0.0, backup_all: bool = False,
-                    teacher_loss: str = "value", rank_moves: bool = False) -> np.ndarray:
+                    teacher_loss: str = "value", rank_moves: bool = False,
+                    endgame_starts: float = 0.0) -> np.ndarray:
     """The vector the learning kernels read.
 
     Parameters
@@ -65,6 +67,9 @@ def learning_params(alpha_split: float, lam: float = 0.0, nstep: int = 0,
     rank_moves : bool
         Expected targets (forward): each position's moves are also ranked by their expected targets, the
         regret loss with them in place of perfect play's values.
+    endgame_starts : float
+        With an endgame's table: the share of the episodes not restarted that start from the endgame's start (its
+        fixed tiles in an orientation drawn at random, two new tiles on the free cells).
 
     Returns
     -------
@@ -84,12 +89,13 @@ def learning_params(alpha_split: float, lam: float = 0.0, nstep: int = 0,
     params[BACKUP_ALL] = float(backup_all)
     params[TEACHER_LOSS] = float(teacher_loss == "regret")
     params[RANK_MOVES] = float(rank_moves)
+    params[ENDGAME_STARTS] = endgame_starts
     return params
 
 
 # the names the generated kernel modules import (td2048.kernels.codegen)
 POSITIONS = ("ALPHA_SPLIT", "LAMBDA", "NSTEP", "EXPLORE_KIND", "EXPLORE_E0", "EXPLORE_E1", "EXPLORE_EPISODES",
              "FIRST_EPISODE", "PROMOTE", "RESTARTS", "RESTART_CODE", "TEACHER_MOVES", "BACKUP_ALL",
-             "TEACHER_LOSS", "RANK_MOVES")
+             "TEACHER_LOSS", "RANK_MOVES", "ENDGAME_STARTS")
 
 __all__ = [*POSITIONS, "N_PARAMS", "NO_EXPLORATION", "POSITIONS", "learning_params"]
