@@ -39,16 +39,20 @@ def frame_board(codes, shape, wide):
 
 
 @pytest.mark.parametrize("game", ["2048", "2584"])
-def test_the_kernels_read_each_positions_value_as_the_solution_holds_it(solution_files, game):
+@pytest.mark.parametrize("index", [False, True])  # binary search in the layer, or the keys' hash index
+def test_the_kernels_read_each_positions_value_as_the_solution_holds_it(solution_files, game, index):
     solution = load_solution(solution_files[game])
     shape = BoardShape.parse("2x3")
     network = Network(parse_network("2x3", board=shape), game=game)
-    teacher = teacher_arrays(solution, shape, game)
+    teacher = teacher_arrays(solution, shape, game, index=index)
+    assert (len(teacher[7]) >= 4 * solution.positions / 3) == index
+    scratch = np.zeros(16, np.int64)
+    for held_not in ([11, 10, 9, 8, 7, 6], [5, 5, 5, 5, 5, 5]):  # tiles the start never makes; six equal tiles
+        assert np.isnan(network.kernels.teacher_value(teacher, frame_board(held_not, shape, network.wide), scratch))
     codes_of = solution.rules.codes_of
     rng = np.random.default_rng(1)
-    scratch = np.zeros(16, np.int64)
     for layer, values in zip(solution.keys, solution.values, strict=True):
-        for i in rng.choice(len(layer), size=min(3, len(layer)), replace=False):
+        for i in rng.choice(len(layer), size=min(6 if index else 3, len(layer)), replace=False):
             codes = codes_of(layer[i:i + 1])[0]
             for sym in shape.symmetries:  # every orientation of the position has its value
                 turned = [0] * len(codes)

@@ -29,7 +29,7 @@ from td2048.network import Network, aligned_zeros
 from td2048.rng import thread_rng_rows, thread_rng_states
 from td2048.settings import LearningOptions, exploration
 from td2048.spec import format_bytes
-from td2048.teacher import endgame_arrays, no_endgame
+from td2048.teacher import endgame_arrays, no_endgame, table_nbytes
 from td2048.threads import run_threads
 
 RESTART_POOL = 4096  # boards kept per thread for restarts (a ring: the newest replace the oldest)
@@ -254,7 +254,7 @@ class Learner:
             memory limit beside the weights.
         """
         arrays = endgame_arrays(solution, self.network.board, self.network.game, self.network.wide)
-        table_bytes = arrays[0][0].nbytes + arrays[0][1].nbytes
+        table_bytes = table_nbytes(arrays[0])
         if self.network.spec.nbytes + table_bytes > self.memory_limit:
             raise TD2048Error(f"--endgame: the weights ({format_bytes(self.network.spec.nbytes)}) and the endgame's "
                               f"table ({format_bytes(table_bytes)}) exceed the memory limit "

@@ -100,10 +100,10 @@ class Agent:
         self._endgame = None
         table_bytes = 0
         if endgame is not None:
-            from td2048.teacher import endgame_arrays
+            from td2048.teacher import endgame_arrays, table_nbytes
 
             self._endgame = endgame_arrays(endgame, network.board, network.game, network.wide)
-            table_bytes = self._endgame[0][0].nbytes + self._endgame[0][1].nbytes
+            table_bytes = table_nbytes(self._endgame[0])
         needed = network.spec.nbytes + threads * entries * TT_ENTRY_BYTES + table_bytes
         if memory_limit is None:
             memory_limit = max(DEFAULT_MEMORY_LIMIT, needed)

@@ -13,12 +13,14 @@ from __future__ import annotations
 import numpy as np
 
 from td2048.errors import TD2048Error
+from td2048.games.keys import EMPTY_SLOT, index_keys
 from td2048.games.tiles import tile_value
+from td2048.network import aligned_bytes
 
-Teacher = tuple  # (keys, values, starts, tile values, frame cells, symmetries, shape flags): see teacher_arrays
+Teacher = tuple  # (keys, values, starts, tile values, frame cells, symmetries, shape flags, key index)
 
 
-def teacher_arrays(solution, board, game: str, option: str = "--teacher") -> Teacher:
+def teacher_arrays(solution, board, game: str, option: str = "--teacher", index: bool = False) -> Teacher:
     """The arrays through which the kernels read perfect play's values (``teacher_value``).
 
     Parameters
@@ -31,14 +33,20 @@ def teacher_arrays(solution, board, game: str, option: str = "--teacher") -> Tea
         The network's game.
     option : str
         The option that named the solution, for the errors.
+    index : bool
+        Whether to build a hash index of the keys (:func:`td2048.games.keys.index_keys`): a lookup then reads a
+        few slots where a binary search in the keys' layer reads about twenty, for 4 bytes a slot, 2 to 4 slots
+        a position (1 GiB for the 142.6 million positions of 4x3's column endgame, built in seconds). False:
+        lookups search the layer.
 
     Returns
     -------
     tuple
-        ``(keys, values, starts, tile_values, frame, perms, shape)``: every position's key, layer after layer of
-        tile sum (``uint64[P]``); its expected score under perfect play (``float64[P]``); where the layer of
-        tile sum s starts and ends (``starts[s]``, ``starts[s + 1]``); each code's tile value; the board's frame
-        cells and symmetries (cell permutations); and ``[column shift, row shift, square, 5-bit keys]``.
+        ``(keys, values, starts, tile_values, frame, perms, shape, slots)``: every position's key, layer after
+        layer of tile sum (``uint64[P]``); its expected score under perfect play (``float64[P]``); where the layer
+        of tile sum s starts and ends (``starts[s]``, ``starts[s + 1]``); each code's tile value; the board's
+        frame cells and symmetries (cell permutations); ``[column shift, row shift, square, 5-bit keys, index
+        bits]``; and the keys' hash index (``uint32[2**bits]``; none, ``uint32[0]``, without ``index``).
 
     Raises
     ------
@@ -50,8 +58,11 @@ def teacher_arrays(solution, board, game: str, option: str = "--teacher") -> Tea
                           f"plays {game} on {board.name}")
     if solution.values is None:
         raise TD2048Error(f"{option}: the solution holds no values")
-    keys = np.concatenate([np.asarray(k, np.uint64) for k in solution.keys])
-    values = np.concatenate([np.asarray(v[:, 0], np.float64) for v in solution.values])
+    # in huge pages: a lookup reads at random in arrays of up to gigabytes (see td2048.network.aligned_bytes)
+    positions = sum(len(k) for k in solution.keys)
+    keys = np.concatenate([np.asarray(k, np.uint64) for k in solution.keys], out=_huge_array(positions, np.uint64))
+    values = np.concatenate([np.asarray(v[:, 0], np.float64) for v in solution.values],
+                            out=_huge_array(positions, np.float64))
     top = max(solution.sums)
     counts = np.zeros(top + 2, np.int64)
     for tile_sum, layer in zip(solution.sums, solution.keys, strict=True):
@@ -60,9 +71,21 @@ def teacher_arrays(solution, board, game: str, option: str = "--teacher") -> Tea
     tile_values = np.array([tile_value(game, c) for c in range(32)], np.int64)
     frame = np.array(board.frame_cells, np.int64)
     perms = np.array(board.symmetries, np.int64)
-    shape = np.array([4 * (4 - board.cols), 16 * (4 - board.rows), int(board.square), int(game == "2584")],
+    bits = 0
+    slots = np.zeros(0, np.uint32)
+    if index and len(keys):
+        bits = max(4, int(np.ceil(np.log2(len(keys) / 0.75))))  # at most 3 keys in 4 slots
+        slots = _huge_array(1 << bits, np.uint32)
+        slots[:] = EMPTY_SLOT
+        index_keys(keys, slots, bits)
+    shape = np.array([4 * (4 - board.cols), 16 * (4 - board.rows), int(board.square), int(game == "2584"), bits],
                      np.int64)
-    return keys, values, starts, tile_values, frame, perms, shape
+    return keys, values, starts, tile_values, frame, perms, shape, slots
+
+
+def _huge_array(n: int, dtype) -> np.ndarray:
+    """An array of ``n`` items (contents undefined), in huge pages when large."""
+    return aligned_bytes(n * np.dtype(dtype).itemsize, zeroed=False).view(dtype)
 
 
 def endgame_arrays(solution, board, game: str, wide: bool = False) -> tuple[Teacher, np.ndarray]:
@@ -83,9 +106,9 @@ def endgame_arrays(solution, board, game: str, wide: bool = False) -> tuple[Teac
     Returns
     -------
     tuple
-        ``(teacher, masks)``: the solution's positions and values as :func:`teacher_arrays` gives them (each value
-        the probability of building the goal), and the endgame's masks in every orientation of the board
-        (:meth:`td2048.solve.endgame.Endgame.oriented_masks`).
+        ``(teacher, masks)``: the solution's positions and values as :func:`teacher_arrays` gives them, with their
+        hash index (each value the probability of building the goal), and the endgame's masks in every orientation
+        of the board (:meth:`td2048.solve.endgame.Endgame.oriented_masks`).
 
     Raises
     ------
@@ -98,12 +121,17 @@ def endgame_arrays(solution, board, game: str, wide: bool = False) -> tuple[Teac
     if solution.endgame is None:
         raise TD2048Error("--endgame: the solution is of the whole game, not an endgame (td2048 solve --fixed ... "
                           "--goal ...)")
-    return teacher_arrays(solution, board, game, "--endgame"), solution.endgame.oriented_masks(board)
+    return teacher_arrays(solution, board, game, "--endgame", index=True), solution.endgame.oriented_masks(board)
 
 
 def no_endgame() -> tuple[Teacher, np.ndarray]:
     """The arrays of no endgame's table, as :func:`endgame_arrays` gives a table's (what the kernels take where
     no table plays: no orientation, so no position is the table's)."""
     teacher = (np.zeros(0, np.uint64), np.zeros(0, np.float64), np.zeros(1, np.int64), np.zeros(32, np.int64),
-               np.zeros(0, np.int64), np.zeros((0, 0), np.int64), np.zeros(4, np.int64))
+               np.zeros(0, np.int64), np.zeros((0, 0), np.int64), np.zeros(5, np.int64), np.zeros(0, np.uint32))
     return teacher, np.zeros((0, 4), np.uint64)
+
+
+def table_nbytes(teacher: Teacher) -> int:
+    """The memory a solution's arrays hold (its keys, values and key index), for the memory limits."""
+    return teacher[0].nbytes + teacher[1].nbytes + teacher[7].nbytes

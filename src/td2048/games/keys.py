@@ -16,6 +16,8 @@ compute them to look positions up in a solution.
 
 from __future__ import annotations
 
+import numpy as np
+
 from td2048.config import njit
 from td2048.games.bitboard import U64, flip, mirror, transpose
 
@@ -92,3 +94,40 @@ def canon5(codes, perms, n):
         if key < best:
             best = key
     return best
+
+
+EMPTY_SLOT = 0xFFFFFFFF  # a slot of a key index that holds no position
+_HASH = U64(0x9E3779B97F4A7C15)  # Fibonacci hashing: a key times 2**64 / golden ratio, its top bits
+
+
+@njit(inline="always")
+def key_slot(key, mask, bits):
+    """The first slot of ``key`` in a key index of ``mask + 1`` = 2**bits slots (:func:`index_keys`)."""
+    return (key * _HASH) >> U64(64 - bits) & mask
+
+
+@njit
+def index_keys(keys, slots, bits):
+    """Fill ``slots`` (uint32[2**bits], every one EMPTY_SLOT) with a hash index of ``keys`` (distinct, fewer than
+    EMPTY_SLOT and than half the slots): slot ``key_slot(key)`` holds the key's position in ``keys``, or the next
+    free slot on (linear probing). A lookup then reads a slot or two and one key, where a binary search reads
+    about log2 of the keys: on a table larger than the caches, a few memory reads in place of twenty or more."""
+    mask = U64(slots.shape[0] - 1)
+    for i in range(keys.shape[0]):
+        s = key_slot(keys[i], mask, bits)
+        while slots[s] != EMPTY_SLOT:
+            s = (s + U64(1)) & mask
+        slots[s] = i
+
+
+@njit(inline="always")
+def indexed_position(keys, slots, bits, key):
+    """Where ``key`` is in ``keys``, through their index ``slots`` (:func:`index_keys`); -1 where it is not."""
+    mask = U64(slots.shape[0] - 1)
+    s = key_slot(key, mask, bits)
+    while slots[s] != EMPTY_SLOT:
+        i = slots[s]
+        if keys[i] == key:
+            return np.int64(i)
+        s = (s + U64(1)) & mask
+    return np.int64(-1)

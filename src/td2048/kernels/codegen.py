@@ -381,7 +381,7 @@ td2048 sources compiled in: {_fingerprint()}
 import numpy as np
 
 from td2048.config import njit
-from td2048.games.keys import canon4, canon5
+from td2048.games.keys import canon4, canon5, indexed_position
 from td2048.kernels.merge import CHUNK_SHIFT, DIRTY_SHIFT, NO_TRACKING, prefetch_far, prefetch_read
 from td2048.kernels.params import {", ".join(POSITIONS)}
 from td2048.rng import below, uniform

@@ -15,7 +15,7 @@ pattern codes, goal mask, goal codes) of the frame board in each orientation k
 import numpy as np
 
 from td2048.config import njit
-from td2048.games.keys import canon4, canon5
+from td2048.games.keys import canon4, canon5, indexed_position
 from td2048.kernels.interface import CELLS, VERTICAL
 from td2048.kernels.targets import chance_mean
 from td2048.kernels.templates.narrow_board import (
@@ -40,8 +40,9 @@ def teacher_value(teacher, b, codes):
 
     The position's key is the solver's (td2048.games.keys): its least symmetric board, as a 4-bit frame
     board or as 5-bit codes of the board's own cells; its layer is its tile sum, and the key is found by
-    binary search in the layer's sorted keys. ``codes``: int64 scratch of 16."""
-    keys, values, starts, tile_values, frame, perms, shape = teacher
+    binary search in the layer's sorted keys, or through the keys' hash index where ``teacher`` has one
+    (td2048.games.keys.indexed_position). ``codes``: int64 scratch of 16."""
+    keys, values, starts, tile_values, frame, perms, shape, slots = teacher
     n = frame.shape[0]
     total = 0
     for i in range(n):
@@ -51,6 +52,9 @@ def teacher_value(teacher, b, codes):
         key = canon5(codes, perms, n)
     else:
         key = canon4(board_low(b), U64(shape[0]), U64(shape[1]), shape[2] != 0)
+    if slots.shape[0] > 0:  # the keys' hash index
+        i = indexed_position(keys, slots, shape[4], key)
+        return values[i] if i >= 0 else np.nan
     if total + 1 >= starts.shape[0]:
         return np.nan
     lo = starts[total]
