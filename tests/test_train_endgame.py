@@ -125,3 +125,13 @@ def test_train_refuses_a_table_of_another_board_or_a_whole_game(model_2x3, endga
     assert_one_line_error(train("--board", "2x3", "--endgame", str(tmp_path / "missing")), "cannot read")
     assert_one_line_error(train("--board", "2x3", "--endgame-starts", "0.2"), "it needs --endgame")
     assert not (tmp_path / "run").exists()
+
+
+def test_train_in_memory_opens_the_table(endgame_2x3):
+    from td2048.settings import TrainSettings
+    from td2048.training import train
+
+    _, stats = train(TrainSettings(board="2x3", network="2x3", episodes=2000, block=1000, seed=2,
+                                   endgame=endgame_2x3, endgame_starts=0.1))
+    assert [s.extra["endgame"]["starts"] > 50 for s in stats] == [True, True]
+    assert all(s.games + s.extra["restarted"] == 1000 for s in stats)
