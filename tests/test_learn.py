@@ -227,7 +227,7 @@ def test_no_exploration_draws_nothing():
 
 def test_exploration_schedules():
     from td2048.errors import TD2048Error
-    from td2048.settings import exploration
+    from td2048.schedules import exploration
 
     assert exploration("none") == (0.0, 0.0, 0.0, 0.0)
     assert exploration("const:0.01") == (1.0, 0.01, 0.0, 0.0)

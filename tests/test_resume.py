@@ -125,7 +125,7 @@ def test_threads_and_init(tmp_path):
 
 def test_snapshot_interval():
     from td2048.errors import TD2048Error
-    from td2048.settings import snapshot_interval
+    from td2048.schedules import snapshot_interval
 
     assert snapshot_interval("5m") == (None, 300.0) and snapshot_interval("30s") == (None, 30.0)
     assert snapshot_interval(10000) == (10000, None) and snapshot_interval("2h") == (None, 7200.0)

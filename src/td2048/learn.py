@@ -27,7 +27,8 @@ from td2048.kernels.params import FIRST_EPISODE, learning_params
 from td2048.kernels.records import RECORD, pack_records, unpack_records
 from td2048.network import Network, aligned_zeros
 from td2048.rng import thread_rng_rows, thread_rng_states
-from td2048.settings import LearningOptions, exploration
+from td2048.schedules import exploration
+from td2048.settings import LearningOptions
 from td2048.spec import format_bytes
 from td2048.teacher import endgame_arrays, no_endgame, table_nbytes
 from td2048.threads import run_threads

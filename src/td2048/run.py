@@ -39,7 +39,8 @@ from td2048.io.model import check_same_network, load_model, read_header, save_mo
 from td2048.io.rundir import LOG, MODEL, PLOT, PRETRAIN, SETTINGS, SNAPSHOT, read_log
 from td2048.learn import Learner
 from td2048.network import Network
-from td2048.settings import TrainSettings, snapshot_interval
+from td2048.schedules import snapshot_interval
+from td2048.settings import TrainSettings
 from td2048.stats import BlockStats
 from td2048.training import open_solution, train_blocks
 from td2048.version import __version__

@@ -1,10 +1,10 @@
 """What a training run is asked to do, checked before anything is allocated or compiled.
 
-:class:`TrainSettings` (with the schedules of alpha, exploration and snapshots) describes a run, and
-:class:`LearningOptions` how its learner learns from every episode. This module is plain Python and NumPy: the
-CLI checks its options here without loading Numba, so a mistyped option gets its one-line error in a tenth of a
-second. How a player searches is :mod:`td2048.search_settings`'s; what runs the settings is elsewhere:
-:mod:`td2048.training` and :mod:`td2048.learn` train, :mod:`td2048.play` plays.
+:class:`TrainSettings` (its schedules of alpha, exploration and snapshots read by :mod:`td2048.schedules`)
+describes a run, and :class:`LearningOptions` how its learner learns from every episode. This module is plain
+Python and NumPy: the CLI checks its options here without loading Numba, so a mistyped option gets its one-line
+error in a tenth of a second. How a player searches is :mod:`td2048.search_settings`'s; what runs the settings
+is elsewhere: :mod:`td2048.training` and :mod:`td2048.learn` train, :mod:`td2048.play` plays.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from td2048.errors import TD2048Error
 from td2048.games.shape import BoardShape
 from td2048.games.tiles import GAMES, WIN_TILE, tile_code
 from td2048.network import Network
+from td2048.schedules import alpha_at, exploration, snapshot_interval
 from td2048.spec import METHODS, NetworkSpec, format_bytes, parse_network, parse_stages
 
 UPDATE_MODES = ("backward", "forward")
@@ -211,6 +212,11 @@ class TrainSettings:
         it chooses the moves of its endgame (as ``td2048 eval --endgame`` does), and the network learns from
         them as played, so that its values before the endgame learn what the table makes of it. None: the
         network plays every move.
+    endgame_starts : float
+        With ``endgame``: the share of the episodes not restarted that start from the endgame's start (its fixed
+        tiles in an orientation drawn at random, two new tiles on the free cells), so that the table's games,
+        and the play after its goal, are trained from the first block on (left out of the statistics, as
+        restarts are).
     pretrain : str or None
         ``"NETWORK:EPISODES"``: before this run, a smaller network (a preset or hex tuples of the same board)
         is trained by TD(0) for EPISODES episodes (:meth:`pretrain_settings`), and every weight of this run's
@@ -551,74 +557,3 @@ class TrainSettings:
             Every field by name.
         """
         return asdict(self)
-
-
-def exploration(schedule: str) -> tuple[float, float, float, float]:
-    """Exploration schedule -> (kind, three numbers) for the kernels; epsilon of episode n is
-
-    ``none``: 0; ``const:E``: E; ``linear:E0:E1:N``: from E0 to E1 over N episodes, then E1;
-    ``exp:E0:R:N``: E0 * exp(-R n) for the first N episodes, then 0 (``exp:1:0.0005:5000``).
-    """
-    text = schedule.strip().lower()
-    kinds = {"none": (0, 0), "const": (1, 1), "linear": (2, 3), "exp": (3, 3)}
-    name, *numbers = text.split(":")
-    try:
-        kind, count = kinds[name]
-        values = [float(x) for x in numbers]
-        if len(values) == count and all(math.isfinite(v) for v in values):
-            e0 = values[0] if values else 0.0
-            ok = 0.0 <= e0 <= 1.0
-            if kind == 2:
-                ok = ok and 0.0 <= values[1] <= 1.0 and values[2] > 0
-            if kind == 3:
-                ok = ok and values[1] >= 0 and values[2] > 0
-            if ok:
-                return (float(kind), *(values + [0.0] * (3 - len(values))))
-    except (KeyError, ValueError):
-        pass
-    raise TD2048Error(f"bad --explore {schedule!r} (const:0.01, linear:0.1:0:50000 or exp:1:0.0005:5000; "
-                      "epsilons in [0, 1])")
-
-
-def alpha_at(schedule: str, alpha: float, episode: int) -> float:
-    """The learning rate at ``episode`` (the first of a block) under a schedule.
-
-    ``const``: alpha. ``step:0.1@0,0.05@500000``: 0.1 from episode 0, 0.05 from 500,000 (the base
-    --alpha before the first step). ``invsqrt:T``: alpha / sqrt(1 + episode / T).
-    """
-    text = schedule.strip().lower()
-    try:
-        if text == "const":
-            return alpha
-        kind, _, spec = text.partition(":")
-        if kind == "invsqrt":
-            horizon = float(spec)
-            if horizon > 0 and math.isfinite(horizon):
-                return alpha / math.sqrt(1.0 + episode / horizon)
-        elif kind == "step":
-            steps = sorted((int(at), float(value)) for value, at in (part.split("@") for part in spec.split(",")))
-            if steps and all(v > 0 and math.isfinite(v) and at >= 0 for at, v in steps):
-                current = alpha
-                for at, value in steps:
-                    if episode >= at:
-                        current = value
-                return current
-    except ValueError:
-        pass
-    raise TD2048Error(f"bad --alpha-schedule {schedule!r} (const, step:0.1@0,0.05@500000 or invsqrt:100000)")
-
-
-def snapshot_interval(every: int | str) -> tuple[int | None, float | None]:
-    """(episodes, seconds) between snapshots from ``10000`` (episodes) or ``5m`` / ``30s`` / ``2h`` (time)."""
-    text = str(every).strip().lower()
-    units = {"s": 1, "m": 60, "h": 3600}
-    try:
-        if text[-1:] in units:
-            seconds = float(text[:-1]) * units[text[-1]]
-            if seconds > 0 and math.isfinite(seconds):
-                return None, seconds
-        elif int(text) >= 1:
-            return int(text), None
-    except ValueError:
-        pass
-    raise TD2048Error(f"--snapshot-every must be a number of episodes (10000) or a time (30s, 5m, 1h), not {every!r}")

@@ -17,7 +17,8 @@ import numpy as np
 from td2048.errors import TD2048Error
 from td2048.learn import Learner
 from td2048.network import Network
-from td2048.settings import TrainSettings, alpha_at
+from td2048.schedules import alpha_at
+from td2048.settings import TrainSettings
 from td2048.stats import BlockStats
 from td2048.teacher import teacher_arrays
 

@@ -12,7 +12,7 @@ import numpy as np
 ALPHA_SPLIT = 0  # alpha / (tuples x isomorphisms): the share of the TD error each feature weight moves by
 LAMBDA = 1  # lambda of the lambda-returns (backward updates): 0 is TD(0), 1 Monte Carlo
 NSTEP = 2  # n of n-step returns instead (backward updates); 0: lambda-returns
-EXPLORE_KIND = 3  # the exploration schedule: 0 none, 1 const, 2 linear, 3 exp (td2048.settings.exploration)
+EXPLORE_KIND = 3  # the exploration schedule: 0 none, 1 const, 2 linear, 3 exp (td2048.schedules.exploration)
 EXPLORE_E0 = 4  # its epsilon at the first episode (const: its only one)
 EXPLORE_E1 = 5  # linear: its epsilon at the end; exp: the decay rate per episode
 EXPLORE_EPISODES = 6  # linear: episodes from E0 to E1; exp: episodes before epsilon drops to 0
@@ -47,7 +47,7 @@ def learning_params(alpha_split: float, lam: float = 0.0, nstep: int = 0,
     nstep : int
         n of n-step returns; 0: lambda-returns.
     explore : tuple of 4 floats
-        The exploration schedule as :func:`td2048.settings.exploration` gives it: (kind, E0, E1 or rate,
+        The exploration schedule as :func:`td2048.schedules.exploration` gives it: (kind, E0, E1 or rate,
         episodes).
     first_episode : int
         The episode count of the first episode played with the vector.
