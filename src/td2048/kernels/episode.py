@@ -210,10 +210,10 @@ def play_from(table, w, dirty, rng, mode, params, path, board, score, steps, pre
     stage starts from the previous one's weights (``enter_stage``; when params[PROMOTE] is 1).
     Restarts: the first board of this episode with a code >= ``record_code`` is kept in the ring
     ``pool`` = (boards, state: boards held, boards kept in all), for later episodes to start from.
-    An endgame's table (``endgame`` = (teacher, masks), see td2048.kernels.tables; masks of 0 rows: none)
-    chooses the move wherever it plays one (endgame_choice), in place of the network's or exploration's,
-    learned from as played; ``endgame`` = (table, counts): counts[0] adds its moves, counts[1] the episodes
-    it played in (counts[2]: run_block's endgame starts).
+    ``endgame`` = (table, counts): an endgame's table, (teacher, masks) as td2048.kernels.tables reads it
+    (masks of 0 rows: no table), chooses the move wherever it plays one (endgame_choice), in place of the
+    network's or exploration's, learned from as played; counts[0] adds its moves, counts[1] the episodes it
+    played in (counts[2]: run_block's endgame starts).
     Returns (score, steps, final board, previous, handed off): a 4-bit board hands the episode off,
     unfinished, when it holds two 32768 tiles, which only 5-bit cells can merge (the caller goes on
     with the wide kernels, ``finish_from``).

@@ -109,7 +109,6 @@ def endgame_move(table, board, teacher, masks, codes):
     return best, best_value, False
 
 
-
 @njit(inline='always')
 def endgame_choice(table, board, endgame, codes):
     """The move that an endgame's table (``endgame`` = (teacher, masks)) plays on ``board``: (direction, whether
