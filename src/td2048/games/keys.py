@@ -109,7 +109,7 @@ def key_slot(key, mask, bits):
 @njit
 def index_keys(keys, slots, bits):
     """Fill ``slots`` (uint32[2**bits], every one EMPTY_SLOT) with a hash index of ``keys`` (distinct, fewer than
-    EMPTY_SLOT and than half the slots): slot ``key_slot(key)`` holds the key's position in ``keys``, or the next
+    EMPTY_SLOT, at most 3 in 4 slots): slot ``key_slot(key)`` holds the key's position in ``keys``, or the next
     free slot on (linear probing). A lookup then reads a slot or two and one key, where a binary search reads
     about log2 of the keys: on a table larger than the caches, a few memory reads in place of twenty or more."""
     mask = U64(slots.shape[0] - 1)
