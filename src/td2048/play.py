@@ -74,17 +74,23 @@ class Agent:
         table chooses the moves wherever the game keeps its fixed tiles and the goal can still be built
         (:mod:`td2048.kernels.endgame`); :meth:`endgame_counts` says how often. Its memory counts against
         ``memory_limit``. :meth:`step`, :meth:`choose` and :meth:`analyze` stay the network's.
+    endgame_worth : float
+        With ``endgame``: the points that building the endgame's goal adds to a game. Above 0, the network's
+        search (at depth 1 too) values each afterstate where the table would take over as the network's value
+        plus ``endgame_worth`` times the table's chance of building the goal from it, and searches no deeper
+        there (:mod:`td2048.kernels.search`); 0: the network's values alone.
 
     Raises
     ------
     TD2048Error
         Threads below 1, both a search and a depth, a search that does not fit the game, tables
-        over the memory limit, or an endgame's table of another board or game.
+        over the memory limit, an endgame's table of another board or game, or a worth below 0 or
+        without a table.
     """
 
     def __init__(self, network: Network, search: Search | None = None, seed: int | None = None,
                  threads: int = 1, memory_limit: int | None = None, *, depth: int | None = None,
-                 endgame=None):
+                 endgame=None, endgame_worth: float = 0.0):
         if threads < 1:
             raise TD2048Error(f"threads must be at least 1, not {threads}")
         if depth is not None:  # the API's short form: the search of ``td2048 eval --depth``
@@ -96,14 +102,21 @@ class Agent:
         self.search.validate(network.game)
         self.threads = threads
         entries = self.search.tt_entries()
+        if not endgame_worth >= 0:
+            raise TD2048Error(f"an endgame's worth is a number of points, 0 or more, not {endgame_worth}")
+        if endgame_worth and endgame is None:
+            raise TD2048Error("an endgame's worth needs its table: give endgame too")
+        from td2048.teacher import endgame_arrays, no_endgame, table_nbytes
+
         self.endgame = endgame
+        self.endgame_worth = float(endgame_worth)
         self._endgame = None
+        self._no_boundary = (no_endgame(), 0.0)  # the search without a table at its boundary
         table_bytes = 0
         if endgame is not None:
-            from td2048.teacher import endgame_arrays, table_nbytes
-
             self._endgame = endgame_arrays(endgame, network.board, network.game, network.wide)
             table_bytes = table_nbytes(self._endgame[0])
+            self._boundary = (self._endgame, self.endgame_worth)
         needed = network.spec.nbytes + threads * entries * TT_ENTRY_BYTES + table_bytes
         if memory_limit is None:
             memory_limit = max(DEFAULT_MEMORY_LIMIT, needed)
@@ -181,7 +194,7 @@ class Agent:
         kernels = self.network.kernels
         kernels.search_values(self._table, self.network.weights, self._board(board), self.search.depth,
                               self._downgrade_code, kernels.scratch_arrays(), self._tt[0], self._ttv[0],
-                              self._limits, self.counters[0], values)
+                              self._limits, self.counters[0], values, self._no_boundary)
         return {name: (None if np.isnan(v) else float(v)) for name, v in zip(MOVE_NAMES, values, strict=True)}
 
     def best_move(self, board) -> str | None:
@@ -237,7 +250,7 @@ class Agent:
             if lo < hi:
                 kernels.choose_moves(self._table, self.network.weights, rows[lo:hi], self.search.depth,
                                      self._downgrade_code, self._tt[thread], self._ttv[thread], self._limits,
-                                     self.counters[thread], moves[lo:hi])
+                                     self.counters[thread], moves[lo:hi], self._no_boundary)
 
         run_threads(self.threads, worker)
         return moves
@@ -322,7 +335,7 @@ class Agent:
                 played, handed = kernels.endgame_block(self._table, self.network.weights, self._rng_rows[thread, :4],
                                                        starts[lo:], self.search.depth, self._downgrade_code,
                                                        self._tt[thread], self._ttv[thread], self._limits,
-                                                       self.counters[thread], out, (handoff, counts), self._endgame)
+                                                       self.counters[thread], out, (handoff, counts), self._boundary)
             elif self._greedy:
                 played, handed = kernels.greedy_block(self._table, self.network.weights, self._rng_rows[thread, :4],
                                                       starts[lo:], self.counters[thread], out, (handoff, counts))
@@ -330,7 +343,7 @@ class Agent:
                 played, handed = kernels.search_block(self._table, self.network.weights, self._rng_rows[thread, :4],
                                                       starts[lo:], self.search.depth, self._downgrade_code,
                                                       self._tt[thread], self._ttv[thread], self._limits,
-                                                      self.counters[thread], out, (handoff, counts))
+                                                      self.counters[thread], out, (handoff, counts), self._no_boundary)
             lo += played
             if handed:
                 scores[lo], moves[lo], max_codes[lo] = self._finish_wide(thread, handoff[0], counts)
@@ -377,12 +390,12 @@ class Agent:
         if self._endgame is not None and kernels is self.network.kernels:  # 5-bit cells: no endgame there
             return kernels.endgame_finish(table, self.network.weights, self._rng_rows[thread, :4], self.search.depth,
                                           self._downgrade_code, self._tt[thread], self._ttv[thread], self._limits,
-                                          self.counters[thread], (start, counts), self._endgame)
+                                          self.counters[thread], (start, counts), self._boundary)
         if self._greedy:
             return kernels.greedy_finish(table, self.network.weights, self._rng_rows[thread, :4], (start, counts))
         return kernels.search_finish(table, self.network.weights, self._rng_rows[thread, :4], self.search.depth,
                                      self._downgrade_code, self._tt[thread], self._ttv[thread], self._limits,
-                                     self.counters[thread], (start, counts))
+                                     self.counters[thread], (start, counts), self._no_boundary)
 
     def _kernels_for_board(self, board):
         """(kernels, row table, board as those kernels take it): a 4-bit board goes on on 5-bit cells once
@@ -438,7 +451,8 @@ class Agent:
         kernels, table, typed = self._kernels_for_board(board)
         d, reward, after, following = kernels.search_step(table, self.network.weights, self.rng_state, typed,
                                                           self.search.depth, self._downgrade_code, self._tt[0],
-                                                          self._ttv[0], self._limits, self.counters[0], values)
+                                                          self._ttv[0], self._limits, self.counters[0], values,
+                                                          self._no_boundary)
         if isinstance(typed, tuple):
             return int(d), int(reward), (int(after[0]), int(after[1])), (int(following[0]), int(following[1]))
         return int(d), int(reward), int(after), int(following)

@@ -9,6 +9,7 @@ import sys
 from td2048.cli.options import (
     SCORES_HELP,
     add_search_arguments,
+    nonnegative_float_arg,
     nonnegative_int_arg,
     positive_int_arg,
     require_4x4,
@@ -41,7 +42,10 @@ the seed drawn is printed, to play the same games again.
 With --endgame TABLE (an endgame's table, td2048 solve --fixed ... --goal ... --out TABLE; boards of
 up to 12 cells), the table chooses the moves wherever a game keeps its fixed tiles (in any
 orientation) and the goal can still be built, the model everywhere else; the table's games,
-entries, goals built and moves are printed after the statistics (in --json, "endgame").
+entries, goals built and moves are printed after the statistics (in --json, "endgame"). With
+--endgame-worth POINTS as well, the model's search (greedy at depth 1) values a position where the table
+would take over as the model's value plus POINTS times the table's chance of building the goal from it, so
+that the model steers into the endgame where the table wins it most often.
 """
 
 
@@ -66,6 +70,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--endgame", default=None, metavar="TABLE",
                    help="an endgame's table (td2048 solve --fixed ... --goal ... --out TABLE) of the model's board: it "
                         "chooses the moves wherever a game keeps its fixed tiles and the goal can still be built")
+    p.add_argument("--endgame-worth", type=nonnegative_float_arg, default=0.0, metavar="POINTS",
+                   help="with --endgame, the points that building the table's goal adds to a game: the model's search "
+                        "values the positions where the table takes over as their value plus POINTS times the table's "
+                        "chance of the goal (default 0: the model's values alone)")
     p.add_argument("--exact", default=None, metavar="SOLUTION",
                    help="instead of playing games, compute the agent's exact expected score, tile reach, share of "
                         "optimal moves and score lost by stage against a solution file of the model's board and game "
@@ -116,7 +124,8 @@ def run(args: argparse.Namespace) -> int:
             agent = Agent(network, search, args.seed, 1, memory_limit=args.memory_limit)
             stats = record_games(agent, args.record, args.games, names, progress.count)
         else:
-            agent = Agent(network, search, args.seed, args.threads, memory_limit=args.memory_limit, endgame=endgame)
+            agent = Agent(network, search, args.seed, args.threads, memory_limit=args.memory_limit, endgame=endgame,
+                          endgame_worth=args.endgame_worth)
             stats = agent.play(args.games, progress.count)
     finally:
         progress.clear()
@@ -127,8 +136,9 @@ def run(args: argparse.Namespace) -> int:
                           "method": network.method,
                           "search": search_settings_json(search), "seed": seed, "threads": args.threads,
                           **stats.to_json(), **({"search_counts": counts} if search.depth > 1 else {}),
-                          **({"endgame": {"table": args.endgame, **endgame.endgame.to_json(),
-                                          **agent.endgame_counts()}} if endgame is not None else {}),
+                          **({"endgame": {"table": args.endgame, "worth": args.endgame_worth,
+                                          **endgame.endgame.to_json(), **agent.endgame_counts()}}
+                             if endgame is not None else {}),
                           **(_sharded_json(args, sharded) if shards_asked else {})}))
     else:
         trained = header.get("training", {}).get("episodes")
@@ -143,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"# mean {stats.avg:,.0f} +- {1.96 * stats.stderr:,.0f} (95% interval; standard error "
                   f"{stats.stderr:,.1f})")
         if endgame is not None:
-            print(_endgame_line(args.endgame, endgame, agent.endgame_counts(), stats.games))
+            print(_endgame_line(args.endgame, endgame, agent.endgame_counts(), stats.games, args.endgame_worth))
         where = (f"{sum(sharded.nodes.values())} Ray task(s) on {len(sharded.nodes)} node(s)" if args.ray is not None
                  else f"{args.threads} thread(s)")
         print(f"# {stats.moves:,} moves in {format_duration(stats.seconds)} ({stats.moves_per_s:,.0f} moves/s, "
@@ -155,6 +165,8 @@ def _endgame_table(args, network):
     """``--endgame TABLE``: the endgame's solution, checked against the other options and the model (None
     without)."""
     if args.endgame is None:
+        if args.endgame_worth:
+            raise TD2048Error("--endgame-worth is the worth of an endgame's goal: give its table with --endgame")
         return None
     for given, option in ((args.record, "--record"), (args.ray, "--ray"), (args.shard_size, "--shard-size")):
         if given is not None:
@@ -164,13 +176,14 @@ def _endgame_table(args, network):
     return load_solution(args.endgame, board=network.board, game=network.game, endgame=True)
 
 
-def _endgame_line(path, solution, counts, games) -> str:
+def _endgame_line(path, solution, counts, games, worth) -> str:
     """The table's share of the games: ``# endgame TABLE (...): played in N games (x%), ...``."""
     share = counts["games"] / games if games else 0.0
     built = counts["goals"] / counts["entries"] if counts["entries"] else 0.0
     return (f"# endgame {path} ({solution.endgame.describe()}): the table played in {counts['games']:,} games "
             f"({share:.1%}), entered {counts['entries']:,} times, built the goal {counts['goals']:,} times "
-            f"({built:.1%} of entries), {counts['moves']:,} moves")
+            f"({built:.1%} of entries), {counts['moves']:,} moves"
+            + (f"; its goal worth {worth:,g} points to the search" if worth else ""))
 
 
 def _play_sharded(args, network, search, on_progress):

@@ -25,6 +25,14 @@ nodes, hits the same entries and plays the same moves whichever games played on 
 before it, at no cost (nothing is cleared). A depth limit
 ``limits[n]`` caps d for an afterstate with n empty cells, so that wide-open boards, whose
 expectations are the costliest and matter least, are searched less deep.
+
+An endgame's table can stand at the search's boundary (``boundary`` = (endgame, worth), the endgame as
+:mod:`td2048.kernels.endgame` takes it, ``worth`` in points; worth 0: no boundary). Where an afterstate keeps
+the endgame's fixed tiles and the table gives it a chance p > 0 of building the goal (the mean over the new tile
+of the table's values, as the table's own choice takes it; p = 1 where the goal shows), the game is the table's
+from there, and the search goes no deeper: the afterstate is worth ``V(s') + worth * p``, the network's value
+and what building the goal adds to it, ``worth`` points, times the table's chance of building it. The greedy
+choices of the last ply take the same values.
 """
 
 import numpy as np
@@ -42,6 +50,7 @@ from td2048.kernels.interface import (
     prefetch_indices,
     value_of,
 )
+from td2048.kernels.tables import EG_GOAL, EG_PATTERN, endgame_holds, teacher_after_value
 from td2048.kernels.templates.downgrade import downgraded
 from td2048.kernels.templates.narrow_board import (
     P_SECOND_TILE,
@@ -86,8 +95,25 @@ def tt_slot(lo, hi, entries):
 SAME_AGAIN = 1 << 40  # added to a reward: the afterstate's value is known already (see leaves_expectation)
 
 
+@njit(inline='always')
+def boundary_chance(after, boundary, codes):
+    """The endgame's chance of building its goal from ``after`` where the table plays on from it (see the
+    module's docstring), else -1: no boundary, the fixed tiles moved, or no chance. ``codes``: int64 scratch
+    of 16."""
+    endgame, worth = boundary
+    teacher, masks = endgame
+    if worth == 0.0 or masks.shape[0] == 0:
+        return -1.0
+    if endgame_holds(after, masks, EG_GOAL):
+        return 1.0
+    if not endgame_holds(after, masks, EG_PATTERN):
+        return -1.0
+    p = teacher_after_value(teacher, after, codes)
+    return p if p > 0.0 else -1.0  # NaN (a position the table lacks): no chance
+
+
 @njit
-def leaves_expectation(table, w, after, empty, n, work, counters):
+def leaves_expectation(table, w, after, empty, n, work, counters, boundary):
     """A(after, 2): the mean over new tiles of the greedy r + V of the state so made.
 
     Placements go in two banks of 4 rows: the weights of one placement's afterstates are asked
@@ -96,7 +122,7 @@ def leaves_expectation(table, w, after, empty, n, work, counters):
     tile gave one cell before (``4 . . .`` + a 2 anywhere, left: ``4 2 . .``): so the last
     afterstate of each (move, tile, line) is kept with its value (``seen``), and an afterstate
     met again takes that value instead of reading its weights (the same value, bit for bit)."""
-    xs, afters, rewards, values, seen_after, seen_value, seen = work
+    xs, afters, rewards, values, seen_after, seen_value, seen, codes = work
     for i in range(32):
         seen[i] = 0
     total = 0.0
@@ -141,6 +167,9 @@ def leaves_expectation(table, w, after, empty, n, work, counters):
                 else:
                     a = load_board(afters, bank + d)
                     values[bank + d] = leaf_value(w, a, xs, bank + d)
+                    p = boundary_chance(a, boundary, codes)
+                    if p >= 0.0:
+                        values[bank + d] += boundary[1] * p
                     line = placed % 4 if d % 2 == 0 else placed // 4
                     slot = (2 * d + code - 1) * 4 + line
                     store_board(seen_after, slot, a)
@@ -158,16 +187,24 @@ def leaves_expectation(table, w, after, empty, n, work, counters):
 
 @njit(inline='always')
 def search_scratch():
-    """scratch() with room for two placements' afterstates and their values, and the afterstates seen
-    per (move, tile, line) (leaves_expectation)."""
+    """scratch() with room for two placements' afterstates and their values, the afterstates seen
+    per (move, tile, line) (leaves_expectation), and a position's codes (boundary_chance)."""
     return (np.empty((13, N_FEATURES), np.uint64), np.empty((8, 2), np.uint64), np.empty(8, np.int64), np.zeros(8),
-            np.zeros((32, 2), np.uint64), np.zeros(32), np.zeros(34, np.int64))
+            np.zeros((32, 2), np.uint64), np.zeros(32), np.zeros(34, np.int64), np.zeros(16, np.int64))
 
 
 @njit
-def afterstate_value(table, w, after, depth, work, tt, ttv, limits, counters):
-    """A(after, depth) (see the module's docstring); ``work``: from scratch(), ``tt``/``ttv``: the table
-    as words and as floats (no entries: no table), ``counters``: nodes, leaves, probes, hits."""
+def afterstate_value(table, w, after, depth, work, tt, ttv, limits, counters, boundary):
+    """A(after, depth) (see the module's docstring); ``work``: from search_scratch(), ``tt``/``ttv``: the table
+    as words and as floats (no entries: no table), ``counters``: nodes, leaves, probes, hits; ``boundary``: an
+    endgame's table where the search stops."""
+    p = boundary_chance(after, boundary, work[7])
+    if p >= 0.0:
+        counters[LEAVES] += 1
+        xs = work[0]
+        row = np.int64(12)
+        feature_indices(after, xs, row)
+        return leaf_value(w, after, xs, row) + boundary[1] * p
     empty = empty_mask(after) & CELLS
     n = np.int64(0)
     for c in range(16):
@@ -196,7 +233,7 @@ def afterstate_value(table, w, after, depth, work, tt, ttv, limits, counters):
                 counters[TT_HITS] += 1
                 return ttv[e, TT_VALUE]
     if depth == 2:  # the last ply: greedy choices, their weights fetched a placement ahead
-        value = leaves_expectation(table, w, after, empty, n, work, counters)
+        value = leaves_expectation(table, w, after, empty, n, work, counters, boundary)
     else:
         total = 0.0
         for c in range(16):
@@ -207,7 +244,8 @@ def afterstate_value(table, w, after, depth, work, tt, ttv, limits, counters):
                     for d in range(4):
                         a, r = move(table, s, d, VERTICAL)
                         if a != s:
-                            v = r + afterstate_value(table, w, a, depth - 1, work, tt, ttv, limits, counters)
+                            v = r + afterstate_value(table, w, a, depth - 1, work, tt, ttv, limits, counters,
+                                                     boundary)
                             if v > best:
                                 best = v
                     if best == -np.inf:
@@ -237,12 +275,13 @@ def entry_depth(word, game):
 
 
 @njit
-def search_values(table, w, board, depth, downgrade, work, tt, ttv, limits, counters, values):
+def search_values(table, w, board, depth, downgrade, work, tt, ttv, limits, counters, values, boundary):
     """values[d] = r + A(afterstate of move d, depth) for each move, NaN where illegal; returns the best
     move (the first of equals, as the greedy choice takes it) or -1 when none is legal.
 
     With ``downgrade`` > 0, a board holding a code >= downgrade is searched as its downgraded
-    board (see ``downgraded``); the moves are the same, their values those of that board."""
+    board (see ``downgraded``); the moves are the same, their values those of that board. ``boundary``: an
+    endgame's table where the search stops (see the module's docstring)."""
     b = board
     if downgrade > 0 and max_code(board) >= downgrade:
         b = downgraded(board, downgrade)
@@ -252,7 +291,7 @@ def search_values(table, w, board, depth, downgrade, work, tt, ttv, limits, coun
         if after == b:
             values[d] = np.nan
             continue
-        values[d] = r + afterstate_value(table, w, after, depth, work, tt, ttv, limits, counters)
+        values[d] = r + afterstate_value(table, w, after, depth, work, tt, ttv, limits, counters, boundary)
         if values[d] > best_value:
             best, best_value = d, values[d]
     return best
@@ -277,18 +316,18 @@ def greedy_play_from(table, w, rng, board, score, steps):
 
 
 @njit
-def search_play_from(table, w, rng, board, score, steps, depth, downgrade, tt, ttv, limits, counters):
-    """Play on from ``board`` choosing each move by search at ``depth`` (depth 1 without a downgrade:
-    greedy_play_from, the same choices and random draws as PLAY). Returns (score, steps, final board,
+def search_play_from(table, w, rng, board, score, steps, depth, downgrade, tt, ttv, limits, counters, boundary):
+    """Play on from ``board`` choosing each move by search at ``depth`` (depth 1 without a downgrade or a
+    boundary: greedy_play_from, the same choices and random draws as PLAY). Returns (score, steps, final board,
     handed off): a 4-bit board with two 32768 tiles hands the game off, as in play_from."""
-    if depth <= 1 and downgrade == 0:
+    if depth <= 1 and downgrade == 0 and boundary[1] == 0.0:
         return greedy_play_from(table, w, rng, board, score, steps)
     work = search_scratch()
     values = np.empty(4)
     while True:
         if needs_wide(board):
             return score, steps, board, True
-        d = search_values(table, w, board, depth, downgrade, work, tt, ttv, limits, counters, values)
+        d = search_values(table, w, board, depth, downgrade, work, tt, ttv, limits, counters, values, boundary)
         if d < 0:
             break
         after, r = move(table, board, d, VERTICAL)
@@ -299,7 +338,7 @@ def search_play_from(table, w, rng, board, score, steps, depth, downgrade, tt, t
 
 
 @njit
-def search_block(table, w, rng, starts, depth, downgrade, tt, ttv, limits, counters, out, handoff):
+def search_block(table, w, rng, starts, depth, downgrade, tt, ttv, limits, counters, out, handoff, boundary):
     """Up to len(out[0]) games from new boards, played by search; ``out`` = (scores, largest codes, moves),
     ``handoff`` = (boards, counts) as in run_block: returns (games finished, handed off).
 
@@ -308,7 +347,7 @@ def search_block(table, w, rng, starts, depth, downgrade, tt, ttv, limits, count
     for e in range(out[0].shape[0]):
         start_game(rng, starts, e, counters)
         score, steps, final, handed = search_play_from(table, w, rng, new_game(rng, CELLS), np.int64(0), np.int64(0),
-                                                       depth, downgrade, tt, ttv, limits, counters)
+                                                       depth, downgrade, tt, ttv, limits, counters, boundary)
         if handed:
             hand_off(handoff, final, score, steps)
             return e, True
@@ -317,12 +356,12 @@ def search_block(table, w, rng, starts, depth, downgrade, tt, ttv, limits, count
 
 
 @njit
-def search_finish(table, w, rng, depth, downgrade, tt, ttv, limits, counters, handoff):
+def search_finish(table, w, rng, depth, downgrade, tt, ttv, limits, counters, handoff, boundary):
     """Finish a game handed off by another board width (``handoff`` = (boards: its board first, counts:
     score, moves)); on return ``handoff`` holds where play stopped."""
     boards, counts = handoff
     score, steps, board, handed = search_play_from(table, w, rng, load_board(boards, 0), counts[0], counts[1], depth,
-                                                   downgrade, tt, ttv, limits, counters)
+                                                   downgrade, tt, ttv, limits, counters, boundary)
     hand_off(handoff, board, score, steps)  # where play stopped, as a hand-off leaves it
     return max_code(board), handed
 
@@ -358,7 +397,7 @@ def greedy_finish(table, w, rng, handoff):
 
 
 @njit
-def choose_moves(table, w, boards, depth, downgrade, tt, ttv, limits, counters, moves):
+def choose_moves(table, w, boards, depth, downgrade, tt, ttv, limits, counters, moves, boundary):
     """moves[i] = the move search_values chooses on ``load_board(boards, i)`` (-1 where none is legal),
     each board searched with an empty transposition table (a new ``counters[TT_GAME]``): a board's move
     does not depend on the boards searched before it."""
@@ -372,15 +411,15 @@ def choose_moves(table, w, boards, depth, downgrade, tt, ttv, limits, counters, 
     for i in range(moves.shape[0]):
         counters[TT_GAME] += 1
         moves[i] = search_values(table, w, load_board(boards, i), depth, downgrade, work, tt, ttv, limits, counters,
-                                 values)
+                                 values, boundary)
 
 
 @njit
-def search_step(table, w, rng, board, depth, downgrade, tt, ttv, limits, counters, values):
+def search_step(table, w, rng, board, depth, downgrade, tt, ttv, limits, counters, values, boundary):
     """One decision and the new tile after it, for callers that time each decision (records):
     (direction or -1, reward, afterstate, next board); ``values`` gets each move's value."""
     work = search_scratch()
-    d = search_values(table, w, board, depth, downgrade, work, tt, ttv, limits, counters, values)
+    d = search_values(table, w, board, depth, downgrade, work, tt, ttv, limits, counters, values, boundary)
     if d < 0:
         return d, 0, board, board
     after, r = move(table, board, d, VERTICAL)
