@@ -43,6 +43,8 @@ from td2048.spec import format_bytes
 from td2048.stats import BlockStats
 from td2048.threads import run_threads
 
+NO_BOUNDARY = None  # the search's boundary without an endgame's table there (td2048.kernels.search)
+
 
 class Agent:
     """Plays a network's games without learning, choosing each move by ``search``.
@@ -106,17 +108,18 @@ class Agent:
             raise TD2048Error(f"an endgame's worth is a number of points, 0 or more, not {endgame_worth}")
         if endgame_worth and endgame is None:
             raise TD2048Error("an endgame's worth needs its table: give endgame too")
-        from td2048.teacher import endgame_arrays, no_endgame, table_nbytes
-
         self.endgame = endgame
         self.endgame_worth = float(endgame_worth)
         self._endgame = None
-        self._no_boundary = (no_endgame(), 0.0)  # the search without a table at its boundary
+        self._boundary = None  # the table at the search's boundary (td2048.kernels.search), with a worth
         table_bytes = 0
         if endgame is not None:
+            from td2048.teacher import endgame_arrays, table_nbytes
+
             self._endgame = endgame_arrays(endgame, network.board, network.game, network.wide)
             table_bytes = table_nbytes(self._endgame[0])
-            self._boundary = (self._endgame, self.endgame_worth)
+            if self.endgame_worth:
+                self._boundary = (self._endgame, self.endgame_worth)
         needed = network.spec.nbytes + threads * entries * TT_ENTRY_BYTES + table_bytes
         if memory_limit is None:
             memory_limit = max(DEFAULT_MEMORY_LIMIT, needed)
@@ -194,7 +197,7 @@ class Agent:
         kernels = self.network.kernels
         kernels.search_values(self._table, self.network.weights, self._board(board), self.search.depth,
                               self._downgrade_code, kernels.scratch_arrays(), self._tt[0], self._ttv[0],
-                              self._limits, self.counters[0], values, self._no_boundary)
+                              self._limits, self.counters[0], values, NO_BOUNDARY)
         return {name: (None if np.isnan(v) else float(v)) for name, v in zip(MOVE_NAMES, values, strict=True)}
 
     def best_move(self, board) -> str | None:
@@ -250,7 +253,7 @@ class Agent:
             if lo < hi:
                 kernels.choose_moves(self._table, self.network.weights, rows[lo:hi], self.search.depth,
                                      self._downgrade_code, self._tt[thread], self._ttv[thread], self._limits,
-                                     self.counters[thread], moves[lo:hi], self._no_boundary)
+                                     self.counters[thread], moves[lo:hi], NO_BOUNDARY)
 
         run_threads(self.threads, worker)
         return moves
@@ -335,7 +338,8 @@ class Agent:
                 played, handed = kernels.endgame_block(self._table, self.network.weights, self._rng_rows[thread, :4],
                                                        starts[lo:], self.search.depth, self._downgrade_code,
                                                        self._tt[thread], self._ttv[thread], self._limits,
-                                                       self.counters[thread], out, (handoff, counts), self._boundary)
+                                                       self.counters[thread], out, (handoff, counts), self._endgame,
+                                                       self._boundary)
             elif self._greedy:
                 played, handed = kernels.greedy_block(self._table, self.network.weights, self._rng_rows[thread, :4],
                                                       starts[lo:], self.counters[thread], out, (handoff, counts))
@@ -343,7 +347,7 @@ class Agent:
                 played, handed = kernels.search_block(self._table, self.network.weights, self._rng_rows[thread, :4],
                                                       starts[lo:], self.search.depth, self._downgrade_code,
                                                       self._tt[thread], self._ttv[thread], self._limits,
-                                                      self.counters[thread], out, (handoff, counts), self._no_boundary)
+                                                      self.counters[thread], out, (handoff, counts), NO_BOUNDARY)
             lo += played
             if handed:
                 scores[lo], moves[lo], max_codes[lo] = self._finish_wide(thread, handoff[0], counts)
@@ -390,12 +394,12 @@ class Agent:
         if self._endgame is not None and kernels is self.network.kernels:  # 5-bit cells: no endgame there
             return kernels.endgame_finish(table, self.network.weights, self._rng_rows[thread, :4], self.search.depth,
                                           self._downgrade_code, self._tt[thread], self._ttv[thread], self._limits,
-                                          self.counters[thread], (start, counts), self._boundary)
+                                          self.counters[thread], (start, counts), self._endgame, self._boundary)
         if self._greedy:
             return kernels.greedy_finish(table, self.network.weights, self._rng_rows[thread, :4], (start, counts))
         return kernels.search_finish(table, self.network.weights, self._rng_rows[thread, :4], self.search.depth,
                                      self._downgrade_code, self._tt[thread], self._ttv[thread], self._limits,
-                                     self.counters[thread], (start, counts), self._no_boundary)
+                                     self.counters[thread], (start, counts), NO_BOUNDARY)
 
     def _kernels_for_board(self, board):
         """(kernels, row table, board as those kernels take it): a 4-bit board goes on on 5-bit cells once
@@ -452,7 +456,7 @@ class Agent:
         d, reward, after, following = kernels.search_step(table, self.network.weights, self.rng_state, typed,
                                                           self.search.depth, self._downgrade_code, self._tt[0],
                                                           self._ttv[0], self._limits, self.counters[0], values,
-                                                          self._no_boundary)
+                                                          NO_BOUNDARY)
         if isinstance(typed, tuple):
             return int(d), int(reward), (int(after[0]), int(after[1])), (int(following[0]), int(following[1]))
         return int(d), int(reward), int(after), int(following)

@@ -8,14 +8,14 @@ An endgame (``td2048 solve --fixed ... --goal ...``, :mod:`td2048.solve.endgame`
 positions that keep some tiles fixed in place, valued by the probability of building a goal tile. Its table
 reaches the kernels as ``endgame = (teacher, masks)``: the solution's keys and values as ``teacher_value`` reads
 them (:func:`td2048.teacher.endgame_arrays`), and ``masks[k]`` = (pattern mask, pattern codes, goal mask, goal
-codes) of the frame board in each orientation k (:meth:`td2048.solve.endgame.Endgame.oriented_masks`), and with
-the points that building its goal adds to a game as ``boundary = (endgame, worth)``.
+codes) of the frame board in each orientation k (:meth:`td2048.solve.endgame.Endgame.oriented_masks`); with the
+points that building its goal adds to a game, ``boundary = (endgame, worth)`` (None: no worth).
 
 A game is played by the network (greedily or by search, as ``search_play_from``), but for its positions that
 keep the fixed tiles (in some orientation) and that the table holds with a probability above 0 of building the
 goal: there the table chooses the move, the one that builds the goal, else the one that keeps the fixed tiles
 with the greatest probability of building it (the mean over the new tile, as ``chance_mean`` takes it; the
-first of equals). New tiles are drawn as in every game, from the game's random state. With ``worth`` > 0 the
+first of equals). New tiles are drawn as in every game, from the game's random state. With a ``boundary`` the
 network's search values the positions where the table would take over by the table's chance of the goal
 (:mod:`td2048.kernels.search`: the search's boundary), at depth 1 too.
 """
@@ -34,11 +34,11 @@ EG_GAMES, EG_ENTRIES, EG_WINS, EG_MOVES = 5, 6, 7, 8  # counters: games that ent
 
 
 @njit
-def endgame_play_from(table, w, rng, board, score, steps, depth, downgrade, tt, ttv, limits, counters, boundary):
+def endgame_play_from(table, w, rng, board, score, steps, depth, downgrade, tt, ttv, limits, counters, endgame,
+                      boundary):
     """Play on from ``board`` as search_play_from, the table choosing the moves of its endgame while its goal
     can be built (see the module's docstring). Returns (score, steps, final board, handed off)."""
-    endgame, worth = boundary
-    searched = depth > 1 or downgrade != 0 or worth != 0.0
+    searched = depth > 1 or downgrade != 0 or boundary is not None
     work = search_scratch()
     greedy = scratch()
     values = np.empty(4)
@@ -77,13 +77,14 @@ def endgame_play_from(table, w, rng, board, score, steps, depth, downgrade, tt, 
 
 
 @njit
-def endgame_block(table, w, rng, starts, depth, downgrade, tt, ttv, limits, counters, out, handoff, boundary):
+def endgame_block(table, w, rng, starts, depth, downgrade, tt, ttv, limits, counters, out, handoff, endgame,
+                  boundary):
     """search_block (greedy_block at depth 1), with an endgame's table (endgame_play_from)."""
     for e in range(out[0].shape[0]):
         start_game(rng, starts, e, counters)
         score, steps, final, handed = endgame_play_from(table, w, rng, new_game(rng, CELLS), np.int64(0),
                                                         np.int64(0), depth, downgrade, tt, ttv, limits, counters,
-                                                        boundary)
+                                                        endgame, boundary)
         if handed:
             hand_off(handoff, final, score, steps)
             return e, True
@@ -92,10 +93,10 @@ def endgame_block(table, w, rng, starts, depth, downgrade, tt, ttv, limits, coun
 
 
 @njit
-def endgame_finish(table, w, rng, depth, downgrade, tt, ttv, limits, counters, handoff, boundary):
+def endgame_finish(table, w, rng, depth, downgrade, tt, ttv, limits, counters, handoff, endgame, boundary):
     """search_finish with an endgame's table: play on from ``handoff``'s board."""
     boards, counts = handoff
     score, steps, board, handed = endgame_play_from(table, w, rng, load_board(boards, 0), counts[0], counts[1], depth,
-                                                    downgrade, tt, ttv, limits, counters, boundary)
+                                                    downgrade, tt, ttv, limits, counters, endgame, boundary)
     hand_off(handoff, board, score, steps)
     return max_code(board), handed

@@ -27,7 +27,8 @@ before it, at no cost (nothing is cleared). A depth limit
 expectations are the costliest and matter least, are searched less deep.
 
 An endgame's table can stand at the search's boundary (``boundary`` = (endgame, worth), the endgame as
-:mod:`td2048.kernels.endgame` takes it, ``worth`` in points; worth 0: no boundary). Where an afterstate keeps
+:mod:`td2048.kernels.endgame` takes it, ``worth`` in points; None: no boundary, and no cost, since the kernels
+then compile without it). Where an afterstate keeps
 the endgame's fixed tiles and the table gives it a chance p > 0 of building the goal (the mean over the new tile
 of the table's values, as the table's own choice takes it; p = 1 where the goal shows), the game is the table's
 from there, and the search goes no deeper: the afterstate is worth ``V(s') + worth * p``, the network's value
@@ -98,12 +99,8 @@ SAME_AGAIN = 1 << 40  # added to a reward: the afterstate's value is known alrea
 @njit(inline='always')
 def boundary_chance(after, boundary, codes):
     """The endgame's chance of building its goal from ``after`` where the table plays on from it (see the
-    module's docstring), else -1: no boundary, the fixed tiles moved, or no chance. ``codes``: int64 scratch
-    of 16."""
-    endgame, worth = boundary
-    teacher, masks = endgame
-    if worth == 0.0 or masks.shape[0] == 0:
-        return -1.0
+    module's docstring), else -1: the fixed tiles moved, or no chance. ``codes``: int64 scratch of 16."""
+    teacher, masks = boundary[0]
     if endgame_holds(after, masks, EG_GOAL):
         return 1.0
     if not endgame_holds(after, masks, EG_PATTERN):
@@ -167,9 +164,10 @@ def leaves_expectation(table, w, after, empty, n, work, counters, boundary):
                 else:
                     a = load_board(afters, bank + d)
                     values[bank + d] = leaf_value(w, a, xs, bank + d)
-                    p = boundary_chance(a, boundary, codes)
-                    if p >= 0.0:
-                        values[bank + d] += boundary[1] * p
+                    if boundary is not None:
+                        p = boundary_chance(a, boundary, codes)
+                        if p >= 0.0:
+                            values[bank + d] += boundary[1] * p
                     line = placed % 4 if d % 2 == 0 else placed // 4
                     slot = (2 * d + code - 1) * 4 + line
                     store_board(seen_after, slot, a)
@@ -197,14 +195,15 @@ def search_scratch():
 def afterstate_value(table, w, after, depth, work, tt, ttv, limits, counters, boundary):
     """A(after, depth) (see the module's docstring); ``work``: from search_scratch(), ``tt``/``ttv``: the table
     as words and as floats (no entries: no table), ``counters``: nodes, leaves, probes, hits; ``boundary``: an
-    endgame's table where the search stops."""
-    p = boundary_chance(after, boundary, work[7])
-    if p >= 0.0:
-        counters[LEAVES] += 1
-        xs = work[0]
-        row = np.int64(12)
-        feature_indices(after, xs, row)
-        return leaf_value(w, after, xs, row) + boundary[1] * p
+    endgame's table where the search stops, or None."""
+    if boundary is not None:
+        p = boundary_chance(after, boundary, work[7])
+        if p >= 0.0:
+            counters[LEAVES] += 1
+            xs = work[0]
+            row = np.int64(12)
+            feature_indices(after, xs, row)
+            return leaf_value(w, after, xs, row) + boundary[1] * p
     empty = empty_mask(after) & CELLS
     n = np.int64(0)
     for c in range(16):
@@ -281,7 +280,7 @@ def search_values(table, w, board, depth, downgrade, work, tt, ttv, limits, coun
 
     With ``downgrade`` > 0, a board holding a code >= downgrade is searched as its downgraded
     board (see ``downgraded``); the moves are the same, their values those of that board. ``boundary``: an
-    endgame's table where the search stops (see the module's docstring)."""
+    endgame's table where the search stops, or None (see the module's docstring)."""
     b = board
     if downgrade > 0 and max_code(board) >= downgrade:
         b = downgraded(board, downgrade)
@@ -320,7 +319,7 @@ def search_play_from(table, w, rng, board, score, steps, depth, downgrade, tt, t
     """Play on from ``board`` choosing each move by search at ``depth`` (depth 1 without a downgrade or a
     boundary: greedy_play_from, the same choices and random draws as PLAY). Returns (score, steps, final board,
     handed off): a 4-bit board with two 32768 tiles hands the game off, as in play_from."""
-    if depth <= 1 and downgrade == 0 and boundary[1] == 0.0:
+    if depth <= 1 and downgrade == 0 and boundary is None:
         return greedy_play_from(table, w, rng, board, score, steps)
     work = search_scratch()
     values = np.empty(4)
