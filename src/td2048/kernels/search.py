@@ -28,12 +28,11 @@ expectations are the costliest and matter least, are searched less deep.
 
 An endgame's table can stand at the search's boundary (``boundary`` = (endgame, worth), the endgame as
 :mod:`td2048.kernels.endgame` takes it, ``worth`` in points; None: no boundary, and no cost, since the kernels
-then compile without it). Where an afterstate keeps
-the endgame's fixed tiles and the table gives it a chance p > 0 of building the goal (the mean over the new tile
-of the table's values, as the table's own choice takes it; p = 1 where the goal shows), the game is the table's
-from there, and the search goes no deeper: the afterstate is worth ``V(s') + worth * p``, the network's value
-and what building the goal adds to it, ``worth`` points, times the table's chance of building it. The greedy
-choices of the last ply take the same values.
+then compile without it). Where an afterstate keeps the endgame's fixed tiles and the table gives it a chance
+p > 0 of building the goal (the mean over the new tile of the table's values, as the table's own choice takes
+it; p = 1 where the goal shows), the game is the table's from there, and the search goes no deeper: the
+afterstate is worth ``V(s') + worth * p``, the network's value and what building the goal adds to it, ``worth``
+points, times the table's chance of building it. The greedy choices of the last ply take the same values.
 """
 
 import numpy as np
