@@ -8,7 +8,8 @@
 With ``--endgame TABLE`` (``td2048 solve --fixed ... --goal ... --out TABLE``, repeatable), it also prints, of
 the games that enter each table's endgame (the fixed tiles in place, in some orientation), how often the table
 holds the position where they enter, the exact probability that perfect play builds the goal from there (the
-mean over those games), and how often the player builds the tile that follows from the goal::
+mean over those games, and its 10th, 50th and 90th percentiles), and how often the player builds the tile that
+follows from the goal::
 
     td2048 solve --board 4x3 --fixed 0=2048,3=1024,6=512 --goal 6=1024 --out runs/column.endgame
     python benchmarks/tile_chain.py --model "lambda 0.75=runs/lambda43/model.td2048" --tile 2048 \\
@@ -69,11 +70,12 @@ def follow(model: str, tile: int, games: int, depth: int, seed: int, endgames=()
     """Play ``games`` games and count, over those that reach ``tile``, where it appears and what lines up behind;
     and for each endgame table (a :class:`td2048.solve.Solution` of an endgame), the games that enter it
     (``entered i``), those whose entry the table holds (``held i``), the sum of perfect play's probability of
-    the goal there (``perfect i``), and those that go on to build the tile after the goal's largest fixed
-    one (``built i``: a 4096 for a 2048 chain). ``play_endgames``: in a position of a table's endgame that the
-    table holds and from which the goal can still be built, the table chooses the move (its most likely to
-    build the goal), the player everywhere else. Games ``first_game`` .. ``first_game + games - 1`` of the seed
-    are played (parts of one set of games run as separate processes)."""
+    the goal there (``perfect i``) and its 10th, 50th and 90th percentiles (``perfect i p10`` ...), and those
+    that go on to build the tile after the goal's largest fixed one (``built i``: a 4096 for a 2048 chain).
+    ``play_endgames``: in a position of a table's endgame that the table holds and from which the goal can still
+    be built, the table chooses the move (its most likely to build the goal), the player everywhere else. Games
+    ``first_game`` .. ``first_game + games - 1`` of the seed are played (parts of one set of games run as separate
+    processes)."""
     import numpy as np
 
     from td2048.api import load
@@ -95,6 +97,7 @@ def follow(model: str, tile: int, games: int, depth: int, seed: int, endgames=()
     for i in range(len(endgames)):
         counts.update({f"entered {i}": 0, f"held {i}": 0, f"perfect {i}": 0.0, f"built {i}": 0})
     next_code = [max(c for _, c in table.endgame.fixed) + 1 for table in endgames]
+    chances = [[] for _ in endgames]  # perfect play's probability of the goal at each entry the table holds
 
     def in_endgame(i, row):
         """Whether a board (its cells' codes) is in table i's endgame: its largest tile the chain's, in place."""
@@ -128,7 +131,8 @@ def follow(model: str, tile: int, games: int, depth: int, seed: int, endgames=()
                     entered[i] = True
                     counts[f"entered {i}"] += 1
                     try:
-                        counts[f"perfect {i}"] += table.value(row)[0]
+                        chances[i].append(float(table.value(row)[0]))
+                        counts[f"perfect {i}"] += chances[i][-1]
                         counts[f"held {i}"] += 1
                     except TD2048Error:  # a position the endgame's start does not reach
                         pass
@@ -158,6 +162,9 @@ def follow(model: str, tile: int, games: int, depth: int, seed: int, endgames=()
             counts["in a corner"] += first
             counts[f"chain {chain}" if chain < 4 else "chain 4+"] += 1
             counts["on an edge line"] += lined
+    for i, held in enumerate(chances):
+        for q in (10, 50, 90):
+            counts[f"perfect {i} p{q}"] = float(np.percentile(held, q)) if held else math.nan
     counts["score"] /= games
     counts["score squared"] /= games  # the mean of the squares: with the mean, the scores' spread
     return counts
@@ -202,12 +209,13 @@ def main(argv=None) -> int:
     if endgames:
         print()
         print("| player | endgame | games that enter it | its table holds the entry | perfect play builds the goal "
-              "| the player builds the next tile |")
+              "(10th, 50th, 90th percentile) | the player builds the next tile |")
         print("|---|---|---:|---:|---:|---:|")
         for label, c in found:
             for i, table in enumerate(endgames):
                 entered, held = c[f"entered {i}"], c[f"held {i}"]
-                perfect = f"{100 * c[f'perfect {i}'] / held:.1f}%" if held else "-"
+                quantiles = ", ".join(f"{100 * c[f'perfect {i} p{q}']:.1f}" for q in (10, 50, 90))
+                perfect = f"{100 * c[f'perfect {i}'] / held:.1f}% ({quantiles})" if held else "-"
                 built = f"{100 * c[f'built {i}'] / entered:.1f}%" if entered else "-"
                 print(f"| {label} | {table.endgame.describe()} | {100 * entered / args.games:.1f}% | "
                       f"{100 * held / max(entered, 1):.1f}% | {perfect} | {built} |")

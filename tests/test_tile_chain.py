@@ -46,6 +46,7 @@ def test_games_that_enter_an_endgame_are_counted_and_valued(model_2x3, tmp_path)
     assert 0 < c["held 0"] <= c["entered 0"] <= c["reached"] <= 200
     assert 0 <= c["built 0"] <= c["entered 0"]
     assert 0 < c["perfect 0"] / c["held 0"] < 1
+    assert 0 < c["perfect 0 p10"] <= c["perfect 0 p50"] <= c["perfect 0 p90"] <= 1
     # the same games (the same seed) with the table playing its endgame: they enter it alike, then build more
     played = tile_chain.follow(str(model_2x3 / "run" / "model.td2048"), 32, 200, 1, 7, [table], True)
     assert played["entered 0"] == c["entered 0"] and played["table moves"] > 0
