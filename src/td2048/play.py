@@ -43,8 +43,6 @@ from td2048.spec import format_bytes
 from td2048.stats import BlockStats
 from td2048.threads import run_threads
 
-NO_BOUNDARY = None  # the search's boundary without an endgame's table there (td2048.kernels.search)
-
 
 class Agent:
     """Plays a network's games without learning, choosing each move by ``search``.
@@ -197,7 +195,7 @@ class Agent:
         kernels = self.network.kernels
         kernels.search_values(self._table, self.network.weights, self._board(board), self.search.depth,
                               self._downgrade_code, kernels.scratch_arrays(), self._tt[0], self._ttv[0],
-                              self._limits, self.counters[0], values, NO_BOUNDARY)
+                              self._limits, self.counters[0], values, None)  # no table at the boundary
         return {name: (None if np.isnan(v) else float(v)) for name, v in zip(MOVE_NAMES, values, strict=True)}
 
     def best_move(self, board) -> str | None:
@@ -253,7 +251,7 @@ class Agent:
             if lo < hi:
                 kernels.choose_moves(self._table, self.network.weights, rows[lo:hi], self.search.depth,
                                      self._downgrade_code, self._tt[thread], self._ttv[thread], self._limits,
-                                     self.counters[thread], moves[lo:hi], NO_BOUNDARY)
+                                     self.counters[thread], moves[lo:hi])
 
         run_threads(self.threads, worker)
         return moves
@@ -347,7 +345,7 @@ class Agent:
                 played, handed = kernels.search_block(self._table, self.network.weights, self._rng_rows[thread, :4],
                                                       starts[lo:], self.search.depth, self._downgrade_code,
                                                       self._tt[thread], self._ttv[thread], self._limits,
-                                                      self.counters[thread], out, (handoff, counts), NO_BOUNDARY)
+                                                      self.counters[thread], out, (handoff, counts))
             lo += played
             if handed:
                 scores[lo], moves[lo], max_codes[lo] = self._finish_wide(thread, handoff[0], counts)
@@ -399,7 +397,7 @@ class Agent:
             return kernels.greedy_finish(table, self.network.weights, self._rng_rows[thread, :4], (start, counts))
         return kernels.search_finish(table, self.network.weights, self._rng_rows[thread, :4], self.search.depth,
                                      self._downgrade_code, self._tt[thread], self._ttv[thread], self._limits,
-                                     self.counters[thread], (start, counts), NO_BOUNDARY)
+                                     self.counters[thread], (start, counts))
 
     def _kernels_for_board(self, board):
         """(kernels, row table, board as those kernels take it): a 4-bit board goes on on 5-bit cells once
@@ -455,8 +453,7 @@ class Agent:
         kernels, table, typed = self._kernels_for_board(board)
         d, reward, after, following = kernels.search_step(table, self.network.weights, self.rng_state, typed,
                                                           self.search.depth, self._downgrade_code, self._tt[0],
-                                                          self._ttv[0], self._limits, self.counters[0], values,
-                                                          NO_BOUNDARY)
+                                                          self._ttv[0], self._limits, self.counters[0], values)
         if isinstance(typed, tuple):
             return int(d), int(reward), (int(after[0]), int(after[1])), (int(following[0]), int(following[1]))
         return int(d), int(reward), int(after), int(following)

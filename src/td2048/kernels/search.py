@@ -195,26 +195,24 @@ def afterstate_value(table, w, after, depth, work, tt, ttv, limits, counters, bo
     """A(after, depth) (see the module's docstring); ``work``: from search_scratch(), ``tt``/``ttv``: the table
     as words and as floats (no entries: no table), ``counters``: nodes, leaves, probes, hits; ``boundary``: an
     endgame's table where the search stops, or None."""
+    p = -1.0  # the table's chance where the search stops at its boundary
     if boundary is not None:
         p = boundary_chance(after, boundary, work[7])
-        if p >= 0.0:
-            counters[LEAVES] += 1
-            xs = work[0]
-            row = np.int64(12)
-            feature_indices(after, xs, row)
-            return leaf_value(w, after, xs, row) + boundary[1] * p
     empty = empty_mask(after) & CELLS
     n = np.int64(0)
     for c in range(16):
         n += np.int64((empty >> U64(4 * c)) & U64(1))
     if depth > limits[n]:
         depth = limits[n]
-    if depth <= 1 or n == 0:
+    if depth <= 1 or n == 0 or p >= 0.0:
         counters[LEAVES] += 1
         xs = work[0]
         row = np.int64(12)  # not a literal: the functions given it compile once for every caller
         feature_indices(after, xs, row)
-        return leaf_value(w, after, xs, row)
+        value = leaf_value(w, after, xs, row)
+        if boundary is not None:
+            value += boundary[1] * max(p, 0.0)
+        return value
     counters[NODES] += 1
     entries = tt.shape[0]
     slot = 0
@@ -314,18 +312,18 @@ def greedy_play_from(table, w, rng, board, score, steps):
 
 
 @njit
-def search_play_from(table, w, rng, board, score, steps, depth, downgrade, tt, ttv, limits, counters, boundary):
-    """Play on from ``board`` choosing each move by search at ``depth`` (depth 1 without a downgrade or a
-    boundary: greedy_play_from, the same choices and random draws as PLAY). Returns (score, steps, final board,
+def search_play_from(table, w, rng, board, score, steps, depth, downgrade, tt, ttv, limits, counters):
+    """Play on from ``board`` choosing each move by search at ``depth`` (depth 1 without a downgrade:
+    greedy_play_from, the same choices and random draws as PLAY). Returns (score, steps, final board,
     handed off): a 4-bit board with two 32768 tiles hands the game off, as in play_from."""
-    if depth <= 1 and downgrade == 0 and boundary is None:
+    if depth <= 1 and downgrade == 0:
         return greedy_play_from(table, w, rng, board, score, steps)
     work = search_scratch()
     values = np.empty(4)
     while True:
         if needs_wide(board):
             return score, steps, board, True
-        d = search_values(table, w, board, depth, downgrade, work, tt, ttv, limits, counters, values, boundary)
+        d = search_values(table, w, board, depth, downgrade, work, tt, ttv, limits, counters, values, None)
         if d < 0:
             break
         after, r = move(table, board, d, VERTICAL)
@@ -336,7 +334,7 @@ def search_play_from(table, w, rng, board, score, steps, depth, downgrade, tt, t
 
 
 @njit
-def search_block(table, w, rng, starts, depth, downgrade, tt, ttv, limits, counters, out, handoff, boundary):
+def search_block(table, w, rng, starts, depth, downgrade, tt, ttv, limits, counters, out, handoff):
     """Up to len(out[0]) games from new boards, played by search; ``out`` = (scores, largest codes, moves),
     ``handoff`` = (boards, counts) as in run_block: returns (games finished, handed off).
 
@@ -345,7 +343,7 @@ def search_block(table, w, rng, starts, depth, downgrade, tt, ttv, limits, count
     for e in range(out[0].shape[0]):
         start_game(rng, starts, e, counters)
         score, steps, final, handed = search_play_from(table, w, rng, new_game(rng, CELLS), np.int64(0), np.int64(0),
-                                                       depth, downgrade, tt, ttv, limits, counters, boundary)
+                                                       depth, downgrade, tt, ttv, limits, counters)
         if handed:
             hand_off(handoff, final, score, steps)
             return e, True
@@ -354,12 +352,12 @@ def search_block(table, w, rng, starts, depth, downgrade, tt, ttv, limits, count
 
 
 @njit
-def search_finish(table, w, rng, depth, downgrade, tt, ttv, limits, counters, handoff, boundary):
+def search_finish(table, w, rng, depth, downgrade, tt, ttv, limits, counters, handoff):
     """Finish a game handed off by another board width (``handoff`` = (boards: its board first, counts:
     score, moves)); on return ``handoff`` holds where play stopped."""
     boards, counts = handoff
     score, steps, board, handed = search_play_from(table, w, rng, load_board(boards, 0), counts[0], counts[1], depth,
-                                                   downgrade, tt, ttv, limits, counters, boundary)
+                                                   downgrade, tt, ttv, limits, counters)
     hand_off(handoff, board, score, steps)  # where play stopped, as a hand-off leaves it
     return max_code(board), handed
 
@@ -395,7 +393,7 @@ def greedy_finish(table, w, rng, handoff):
 
 
 @njit
-def choose_moves(table, w, boards, depth, downgrade, tt, ttv, limits, counters, moves, boundary):
+def choose_moves(table, w, boards, depth, downgrade, tt, ttv, limits, counters, moves):
     """moves[i] = the move search_values chooses on ``load_board(boards, i)`` (-1 where none is legal),
     each board searched with an empty transposition table (a new ``counters[TT_GAME]``): a board's move
     does not depend on the boards searched before it."""
@@ -409,15 +407,15 @@ def choose_moves(table, w, boards, depth, downgrade, tt, ttv, limits, counters, 
     for i in range(moves.shape[0]):
         counters[TT_GAME] += 1
         moves[i] = search_values(table, w, load_board(boards, i), depth, downgrade, work, tt, ttv, limits, counters,
-                                 values, boundary)
+                                 values, None)
 
 
 @njit
-def search_step(table, w, rng, board, depth, downgrade, tt, ttv, limits, counters, values, boundary):
+def search_step(table, w, rng, board, depth, downgrade, tt, ttv, limits, counters, values):
     """One decision and the new tile after it, for callers that time each decision (records):
     (direction or -1, reward, afterstate, next board); ``values`` gets each move's value."""
     work = search_scratch()
-    d = search_values(table, w, board, depth, downgrade, work, tt, ttv, limits, counters, values, boundary)
+    d = search_values(table, w, board, depth, downgrade, work, tt, ttv, limits, counters, values, None)
     if d < 0:
         return d, 0, board, board
     after, r = move(table, board, d, VERTICAL)
