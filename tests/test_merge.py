@@ -7,7 +7,6 @@ from td2048.kernels.params import learning_params
 from td2048.learn import Learner
 from td2048.network import Network, parse_network
 from td2048.settings import TrainSettings
-from td2048.teacher import no_endgame
 from td2048.training import train
 
 REGION = 1 << DIRTY_SHIFT
@@ -61,7 +60,7 @@ def test_tracked_kernels_learn_like_plain_ones():
                 (np.zeros((300_000, 1), np.uint64), np.zeros((300_000, 2))),
                 (np.zeros((2, 1), np.uint64), np.zeros(2, np.int64)),
                 (np.zeros((1, 1), np.uint64), np.zeros(2, np.int64)), np.zeros(1, np.uint8), out,
-                (no_endgame(), np.zeros(3, np.int64)))
+                None)
     assert np.array_equal(plain.weights, tracked_net.weights)
     changed = np.nonzero(tracked_net.weights)[0]
     chunk_bits = (1 << ((changed >> CHUNK_SHIFT) & 7)).astype(np.uint8)
@@ -169,7 +168,7 @@ def test_a_kernel_returns_when_asked_to_stop():
                            learning_params(0.1 / 16), (np.zeros((300_000, 1), np.uint64), np.zeros((300_000, 2))),
                            (np.zeros((2, 1), np.uint64), np.zeros(2, np.int64)),
                            (np.zeros((1, 1), np.uint64), np.zeros(2, np.int64)), stop, out,
-                           (no_endgame(), np.zeros(3, np.int64)))
+                           None)
 
     assert run() == (0, False)  # stopped before the first episode
     stop[0] = 0

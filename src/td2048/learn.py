@@ -30,7 +30,7 @@ from td2048.rng import thread_rng_rows, thread_rng_states
 from td2048.schedules import exploration
 from td2048.settings import LearningOptions
 from td2048.spec import format_bytes
-from td2048.teacher import endgame_arrays, no_endgame, table_nbytes
+from td2048.teacher import endgame_arrays, table_nbytes
 from td2048.threads import run_threads
 
 RESTART_POOL = 4096  # boards kept per thread for restarts (a ring: the newest replace the oldest)
@@ -126,7 +126,6 @@ class Learner:
         self.merge_seconds = merge_seconds  # TD on copies: training time between their merges; None: one table
         self._unmerged_seconds = 0.0
         self._stop = np.zeros(1, np.uint8)  # set to 1: the kernels return before their next episode
-        self._no_endgame = no_endgame()
         self._endgame_counts = np.zeros((threads, 8), np.int64)  # [:, :3] an endgame's moves, episodes, starts
         self.change_flags = None  # a byte per chunk of CHUNK weights that changed (see track_changes)
         # TC: each weight beside its accumulators (td2048.kernels.records), while TC learns on them; what the
@@ -352,7 +351,6 @@ class Learner:
         self._endgame_counts[:] = 0
         if endgame is None and options.endgame_starts:
             raise TD2048Error("endgame_starts starts episodes from an endgame's start: pass its table (endgame)")
-        table = endgame if endgame is not None else self._no_endgame
 
         def learn_share(thread, lo, hi):
             """Learn from episodes lo..hi-1 on a thread; returns where it got to (before hi: a merge was asked for)."""
@@ -373,9 +371,10 @@ class Learner:
                     lo += kernels.distill_block(self._table, weights, dirty, self.rng_states[thread], batch, teacher,
                                                 self._stop, out)[0]
                     return lo
+                table = None if endgame is None else (endgame, self._endgame_counts[thread, :3])
                 played, handed = kernels.run_block(self._table, weights, dirty, self.rng_states[thread], mode_code,
                                                    batch, self._path(thread), self._handoff_of(thread), pool,
-                                                   self._stop, out, (table, self._endgame_counts[thread, :3]))
+                                                   self._stop, out, table)
                 lo += played
                 if not handed:
                     return lo
@@ -429,8 +428,7 @@ class Learner:
         start[:, 0] = self._handoff[thread, :, 0]
         counts = self._handoff_counts[thread].copy()
         largest, _ = wide.finish_from(self.network.row_table(wide=True), weights, dirty, self.rng_states[thread],
-                                      mode_code, params, (path, path_steps), (start, counts),
-                                      (self._no_endgame, self._endgame_counts[thread, :3]))
+                                      mode_code, params, (path, path_steps), (start, counts), None)
         return int(counts[0]), int(counts[1]), int(largest)
 
     def _mode_code(self, update: str) -> int:
@@ -464,8 +462,7 @@ class Learner:
         self._handoff[0, 0] = board if self.network.wide else [board]
         self._handoff_counts[0] = 0
         largest, handed = kernels.finish_from(self._table, self.network.weights, NO_TRACKING, self.rng_state,
-                                              mode_code, params, self._path(0), self._handoff_of(0),
-                                              (self._no_endgame, self._endgame_counts[0, :3]))
+                                              mode_code, params, self._path(0), self._handoff_of(0), None)
         if handed:
             return self._finish_wide(0, self.network.weights, NO_TRACKING, False, mode_code, params)
         return int(self._handoff_counts[0, 0]), int(self._handoff_counts[0, 1]), int(largest)

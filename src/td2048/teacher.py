@@ -124,14 +124,6 @@ def endgame_arrays(solution, board, game: str, wide: bool = False) -> tuple[Teac
     return teacher_arrays(solution, board, game, "--endgame", index=True), solution.endgame.oriented_masks(board)
 
 
-def no_endgame() -> tuple[Teacher, np.ndarray]:
-    """The arrays of no endgame's table, as :func:`endgame_arrays` gives a table's (what the kernels take where
-    no table plays: no orientation, so no position is the table's)."""
-    teacher = (np.zeros(0, np.uint64), np.zeros(0, np.float64), np.zeros(1, np.int64), np.zeros(32, np.int64),
-               np.zeros(0, np.int64), np.zeros((0, 0), np.int64), np.zeros(5, np.int64), np.zeros(0, np.uint32))
-    return teacher, np.zeros((0, 4), np.uint64)
-
-
 def table_nbytes(teacher: Teacher) -> int:
     """The memory a solution's arrays hold (its keys, values and key index), for the memory limits."""
     return teacher[0].nbytes + teacher[1].nbytes + teacher[7].nbytes

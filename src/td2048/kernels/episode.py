@@ -210,10 +210,10 @@ def play_from(table, w, dirty, rng, mode, params, path, board, score, steps, pre
     stage starts from the previous one's weights (``enter_stage``; when params[PROMOTE] is 1).
     Restarts: the first board of this episode with a code >= ``record_code`` is kept in the ring
     ``pool`` = (boards, state: boards held, boards kept in all), for later episodes to start from.
-    ``endgame`` = (table, counts): an endgame's table, (teacher, masks) as td2048.kernels.tables reads it
-    (masks of 0 rows: no table), chooses the move wherever it plays one (endgame_choice), in place of the
-    network's or exploration's, learned from as played; counts[0] adds its moves, counts[1] the episodes it
-    played in (counts[2]: run_block's endgame starts).
+    ``endgame`` = (table, counts): an endgame's table, (teacher, masks) as td2048.kernels.tables reads it,
+    chooses the move wherever it plays one (endgame_choice), in place of the network's or exploration's,
+    learned from as played; counts[0] adds its moves, counts[1] the episodes it played in (counts[2]:
+    run_block's endgame starts). None: no table, and the kernels compile without the table's code.
     Returns (score, steps, final board, previous, handed off): a 4-bit board hands the episode off,
     unfinished, when it holds two 32768 tiles, which only 5-bit cells can merge (the caller goes on
     with the wide kernels, ``finish_from``).
@@ -234,9 +234,7 @@ def play_from(table, w, dirty, rng, mode, params, path, board, score, steps, pre
     ranked = EXPECTED_TARGET and params[RANK_MOVES] > 0.0
     targets = np.zeros(4)
     recording = record_code < 99 and pool_boards.shape[0] > 0
-    endgame_table, endgame_counts = endgame
-    tabled = endgame_table[1].shape[0] > 0
-    codes = np.zeros(16 if tabled else 0, np.int64)
+    codes = np.zeros(16, np.int64)  # the table's view of a position (see endgame_choice)
     entered = False  # the table played in this episode
     while True:
         if recording and max_code(board) >= record_code:
@@ -257,12 +255,12 @@ def play_from(table, w, dirty, rng, mode, params, path, board, score, steps, pre
         if d < 0:
             break
         e, e_after, e_reward = -1, after, reward  # another move than the network's: the table's or exploration's
-        if tabled:
-            e = endgame_choice(table, board, endgame_table, codes)[0]
+        if endgame is not None:  # (a test of the argument itself: without a table Numba compiles none of this)
+            e = endgame_choice(table, board, endgame[0], codes)[0]
             if e >= 0:
-                endgame_counts[0] += 1
+                endgame[1][0] += 1
                 if not entered:
-                    endgame_counts[1] += 1
+                    endgame[1][1] += 1
                     entered = True
                 e_after, e_reward = load_board(work[1], e), work[2][e]
         if e < 0 and epsilon > 0.0 and uniform(rng) < epsilon:
@@ -368,7 +366,7 @@ def run_block(table, w, dirty, rng, mode, params, path, handoff, pool, stop, out
     state; ``mode``: PLAY, BACKWARD or FORWARD; ``params``: the learner's numbers (named in
     td2048.kernels.params); ``path``: (boards, steps) for one episode (see play_from); ``out`` =
     (scores, largest codes, moves, restarted): episode e's results at e; ``endgame``: an endgame's table and
-    its counts, or none (see play_from).
+    its counts, or None (see play_from).
 
     Returns (episodes finished, handed off). Before each episode ``stop[0]`` is read: another
     thread sets it to ask for a merge, and the call returns at once. Handed off: the episode
@@ -396,7 +394,7 @@ def run_block(table, w, dirty, rng, mode, params, path, handoff, pool, stop, out
         if restart > 0.0 and pool_state[0] > 0 and uniform(rng) < restart:
             board = load_board(pool_boards, below(rng, pool_state[0]))
             started = np.uint8(1)
-        elif endgame_starts > 0.0 and uniform(rng) < endgame_starts:
+        elif endgame is not None and endgame_starts > 0.0 and uniform(rng) < endgame_starts:
             board = endgame_start(endgame[0][1], rng)
             endgame[1][2] += 1
             started = np.uint8(1)
