@@ -371,10 +371,10 @@ class Learner:
                     lo += kernels.distill_block(self._table, weights, dirty, self.rng_states[thread], batch, teacher,
                                                 self._stop, out)[0]
                     return lo
-                table = None if endgame is None else (endgame, self._endgame_counts[thread, :3])
+                played_by_table = None if endgame is None else (endgame, self._endgame_counts[thread, :3])
                 played, handed = kernels.run_block(self._table, weights, dirty, self.rng_states[thread], mode_code,
                                                    batch, self._path(thread), self._handoff_of(thread), pool,
-                                                   self._stop, out, table)
+                                                   self._stop, out, played_by_table)
                 lo += played
                 if not handed:
                     return lo
