@@ -2,10 +2,13 @@
 
 Every hot loop is compiled with :data:`njit`: ``cache=True`` so that a second run starts in
 well under a second, ``boundscheck=False`` and no ``fastmath`` (TD updates must be
-bit-for-bit reproducible from a seed).
+bit-for-bit reproducible from a seed), and ``no_cfunc_wrapper``: no kernel is taken as a C function
+pointer (a first-class function value), so no function compiled builds that wrapper (a first compile is
+the shorter for it: see the speed page).
 """
 
-NJIT_OPTIONS = {"cache": True, "nogil": True, "boundscheck": False, "fastmath": False, "error_model": "numpy"}
+NJIT_OPTIONS = {"cache": True, "nogil": True, "boundscheck": False, "fastmath": False, "error_model": "numpy",
+                "no_cfunc_wrapper": True}
 
 
 def njit(*args, **overrides):
