@@ -33,13 +33,13 @@ GAMES = 2000
 BENCH_SECONDS = 3
 
 # (board, network or None for the board's default, episodes of the short run or None for a benchmark only); the
-# small boards' first presets named, so that their short runs are plain TD(0), not the boards' recipes
+# small boards' first presets named (3x4's too), so that their short runs are plain TD(0), not the boards' recipes
 ROWS = [
     ("2x2", "1x4", 1_000_000),
     ("2x3", "1x6", 1_000_000),
     ("2x4", "2x4", 1_000_000),
     ("3x3", "2x6", 150_000),
-    ("3x4", None, 75_000),
+    ("3x4", "4x6", 75_000),
     ("4x4", None, None),
     ("4x4", "2x4", 75_000),
 ]

@@ -510,3 +510,18 @@ def endgame_table_move(solution, board: int, codes) -> int | None:
         if q > best_q:
             best, best_q = d, q
     return best
+
+
+def repeated_tuples(tuples, rows: int, cols: int, isomorphisms: int) -> list[tuple[int, int]]:
+    """(later, earlier) for each tuple whose cells, marked on an R x C grid, are a symmetric grid (of the first
+    ``isomorphisms`` of :func:`symmetries`) of an earlier tuple's: the first such earlier tuple."""
+    def marks(cells):
+        return [[int(r * cols + c in cells) for c in range(cols)] for r in range(rows)]
+
+    out = []
+    for k, cells in enumerate(tuples):
+        for j in range(k):
+            if marks(cells) in symmetries(marks(tuples[j]))[:isomorphisms]:
+                out.append((k, j))
+                break
+    return out

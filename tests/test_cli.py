@@ -17,7 +17,7 @@ def test_train_writes_tables_log_and_model(tmp_path, cli_env):
     out = tmp_path / "run"
     r = td2048("train", "--network", "2x4", "--episodes", 300, "--block", 100, "--seed", 1, "--out", out, env=cli_env)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.count("avg = ") == 3
+    assert r.stdout.count("avg = ") == 3 and "note:" not in r.stderr
     assert "\n100\tavg = " in r.stdout and "\n300\tavg = " in r.stdout
     log = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
     assert [b["episodes"] for b in log] == [100, 200, 300]
@@ -34,6 +34,15 @@ def test_train_writes_tables_log_and_model(tmp_path, cli_env):
                    "--out", tmp_path / "again", "--quiet", env=cli_env)
     assert again.returncode == 0 and again.stdout == ""
     assert np.array_equal(load_model(tmp_path / "again" / "model.td2048")[0].weights, net.weights)
+
+
+def test_train_says_when_a_tuple_repeats_another_on_a_symmetric_board(tmp_path, cli_env):
+    # on a 2x3 board the two rows are mirror images: the second table holds the first one's features
+    r = td2048("train", "--board", "2x3", "--network", "012,345", "--episodes", 10, "--block", 10,
+               "--out", tmp_path / "run", env=cli_env)
+    assert r.returncode == 0, r.stderr
+    notes = [line for line in r.stderr.splitlines() if line.startswith("td2048 train: note:")]
+    assert len(notes) == 1 and "tuple 345 reads the cells of 012" in notes[0]
 
 
 def test_train_refuses_to_overwrite_a_run(tmp_path, cli_env):

@@ -4,13 +4,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from naive import all_symmetries, from_grid, network_value, to_grid, tuple_index
+from naive import all_symmetries, from_grid, network_value, repeated_tuples, to_grid, tuple_index
 
 from td2048.errors import TD2048Error
 from td2048.games.bitboard import symmetric_boards
 from td2048.games.shape import BoardShape
 from td2048.network import Network, parse_network
-from td2048.spec import PRESETS, TABLE_STAGGER, NetworkSpec, parse_size, tuple_runs
+from td2048.spec import BOARD_PRESETS, PRESETS, TABLE_STAGGER, NetworkSpec, parse_size, tuple_runs
 
 boards = st.integers(min_value=0, max_value=2**64 - 1)
 SMALL = "0123,4567,012,0145,37b,c8"  # small tables, unusual shapes (runs, gaps, descending)
@@ -35,6 +35,31 @@ def test_presets():
     assert parse_network("7x6").tuples[:6] == parse_network("6x6").tuples
     assert parse_network("4x6", 4).isomorphisms == 4
     assert set(PRESETS) == {"8x4", "2x4", "4x5", "4x6", "5x6", "6x6", "7x6", "8x6"}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(["2x2", "2x3", "3x2", "2x4", "3x3", "3x4", "4x3", "4x4"]), st.sampled_from([1, 4, 8]),
+       st.lists(st.lists(st.integers(0, 15), min_size=1, max_size=4, unique=True), min_size=1, max_size=5))
+def test_a_tuple_that_reads_an_earlier_ones_cells_on_a_symmetric_board_is_found(board, iso, cells):
+    shape = BoardShape.parse(board)
+    tuples = tuple(tuple(c for c in t if c < shape.n_cells) or (0,) for t in cells)
+    iso = min(iso, shape.n_symmetries)
+    spec = NetworkSpec(tuples, iso, board=shape)
+    assert spec.repeated_tuples == repeated_tuples(tuples, shape.rows, shape.cols, iso)
+    assert bool(spec.repeats_note()) == bool(spec.repeated_tuples)
+
+
+def test_which_networks_repeat_a_tuple():
+    assert all(not parse_network(name).repeated_tuples for name in PRESETS)  # 4x4's rows and columns differ
+    four_by_three = parse_network("036914,147a25,036147,147258,0369147,147a036", board=BoardShape.parse("4x3"))
+    assert four_by_three.repeated_tuples == [(3, 2)]  # two columns, three rows: the one such block up to symmetry
+    assert "147258 reads the cells of 036147" in four_by_three.repeats_note()
+    assert parse_network("0123,37bf", 4).repeated_tuples == [(1, 0)]  # a row turned a quarter is a column
+    assert parse_network("0123,37bf", 1).repeated_tuples == []
+    assert parse_network("0123,0123", 1).repeated_tuples == [(1, 0)]
+    boards_presets = {(board, name): parse_network(name, board=board).repeated_tuples
+                      for board, presets in BOARD_PRESETS.items() for name in presets}
+    assert boards_presets[("3x4", "4x6")] == boards_presets[("4x3", "4x6")] == []
 
 
 def test_custom_network_from_hex():

@@ -51,7 +51,8 @@ def test_each_recipe_learns_from_play_alone_and_runs(line, tmp_path):
 
 
 @pytest.mark.parametrize("game, board", [("2048", "2x2"), ("2048", "2x3"), ("2048", "3x2"), ("2048", "2x4"),
-                                         ("2048", "4x2"), ("2048", "3x3"), ("2048", "4x3"), ("2584", "2x3")])
+                                         ("2048", "4x2"), ("2048", "3x3"), ("2048", "4x3"), ("2048", "3x4"),
+                                         ("2584", "2x3")])
 def test_a_board_alone_trains_its_recipe(game, board, monkeypatch):
     monkeypatch.setattr(train_command, "available_memory", lambda: 64 << 30)
     given = {"board": board} if game == "2048" else {"board": board, "game": game}

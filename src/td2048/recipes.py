@@ -16,9 +16,10 @@ TD(0) for a few minutes (``--pretrain``), and every position starts at its value
 the 7.6 GiB that run holds at its peak, 3x3 has a second recipe: one tuple of 8 of the 9 cells (each symmetric
 image leaves out a corner, 382 MiB), started and learned the same way; ``td2048 train --board 3x3`` trains the
 best recipe that fits the memory free (:func:`recipe`). 4x3 is too large to solve here, but its optimum is known
-(Kaneko and Yamashita, 2025): its recipe is the 4x4 recipe's temporal coherence on the board's ``4x6`` network and
-two 7-cell tuples in two stages cut at the 2048, with restarts from the first 2048 board, the best of the methods
-measured against that optimum; the same network in one stage is its recipe for less memory.
+(Kaneko and Yamashita, 2025): its recipe is temporal coherence with lambda-returns on the board's ``4x6`` network
+and two 7-cell tuples in two stages cut at the 2048, with restarts from the first 2048 board, the best of the
+methods measured against that optimum; the same network in one stage, by TC(0), is its recipe for less memory.
+3x4 takes 4x3's recipes, their tuples turned onto its cells.
 """
 
 from __future__ import annotations
@@ -45,22 +46,34 @@ RECIPES: dict[tuple[str, str], tuple[dict, ...]] = {
     ("2584", "2x3"): ({"network": "1x6", "clamp": 12, **_EXACT, "optimistic": 3000.0, "episodes": 2_000_000,
                        "block": 200_000},),
     ("2048", "4x3"): (
-        # too large to solve here (its optimum is known): the 4x4 recipe's TC on the board's 4x6 and two 7-cell
+        # too large to solve here (its optimum is known): TC with lambda-returns on the board's 4x6 and two 7-cell
         # tuples (a column and three cells of the next), clamped at 4096, in two stages cut at the 2048 (1.1 GiB,
-        # 3.25 GiB with TC's accumulators), 30% of the games restarted from a game's first 2048 board; half an hour
-        # on two threads
-        {"network": "036914,147a25,036147,147258,0369147,147a036", "clamp": 12, "memory_limit": 4 << 30,
-         "stages": "2048", "restarts": 0.3, "tc_from": "0", "update": "forward", "threads": 2,
-         "episodes": 3_500_000, "block": 100_000},
-        # for less memory: the same network in one stage (554 MiB), no restarts
-        {"network": "036914,147a25,036147,147258,0369147,147a036", "clamp": 12, "tc_from": "0",
+        # 3.25 GiB with TC's accumulators), 30% of the games restarted from a game's first 2048 board; about half
+        # an hour on two threads
+        {"network": "036914,147a25,036147,012345,0369147,147a036", "clamp": 12, "memory_limit": 4 << 30,
+         "stages": "2048", "restarts": 0.3, "tc_from": "0", "update": "backward", "lam": 0.5, "threads": 2,
+         "episodes": 4_800_000, "block": 100_000},
+        # for less memory: the same network in one stage (554 MiB), TC(0), no restarts
+        {"network": "036914,147a25,036147,012345,0369147,147a036", "clamp": 12, "tc_from": "0",
          "update": "forward", "threads": 2, "episodes": 3_500_000, "block": 100_000},
     ),
 }
 """(game, board) -> the settings of its recipes (:class:`td2048.settings.TrainSettings` fields), the best first;
 a later one needs less memory."""
 
-_TRANSPOSED = {"3x2": "2x3", "4x2": "2x4"}  # a board's transpose trains the same network, transposed
+_TRANSPOSED = {"3x2": "2x3", "4x2": "2x4", "3x4": "4x3"}  # a board's transpose trains the same, transposed
+
+
+def _transposed_network(network: str, source: str) -> str:
+    """A recipe's network moved from its board to the transposed one: a preset keeps its name (the transposed
+    board has it under the same name), hex tuples are moved cell by cell."""
+    from td2048.games.shape import BoardShape
+    from td2048.spec import presets_of, transposed_tuples
+
+    shape = BoardShape.parse(source)
+    if network in presets_of(shape):
+        return network
+    return ",".join(transposed_tuples(tuple(network.split(",")), shape.rows, shape.cols))
 
 
 def recipes(board: str, game: str = "2048") -> list[dict]:
@@ -69,8 +82,8 @@ def recipes(board: str, game: str = "2048") -> list[dict]:
     Parameters
     ----------
     board : str
-        The board's name (``"2x3"``); a transposed board (``"3x2"``) takes its transpose's recipes, whose
-        presets it has under the same names.
+        The board's name (``"2x3"``); a transposed board (``"3x2"``, ``"3x4"``) takes its transpose's recipes,
+        their tuples moved to its cells (a preset keeps its name: the transposed board has it too).
     game : str
         ``"2048"`` or ``"2584"``.
 
@@ -78,9 +91,14 @@ def recipes(board: str, game: str = "2048") -> list[dict]:
     -------
     list of dict
         :class:`~td2048.settings.TrainSettings` fields and values, one dict a recipe; empty where the board has
-        no recipe (4x4, whose defaults are the course's, and 3x4, which trains as 4x4 does).
+        no recipe (4x4, whose defaults are the course's).
     """
-    return [dict(plan) for plan in RECIPES.get((game, _TRANSPOSED.get(board, board)), ())]
+    source = _TRANSPOSED.get(board, board)
+    plans = [dict(plan) for plan in RECIPES.get((game, source), ())]
+    if source != board:
+        for plan in plans:
+            plan["network"] = _transposed_network(plan["network"], source)
+    return plans
 
 
 def peak_memory(plan: dict, board: str, game: str = "2048") -> int:
@@ -133,6 +151,7 @@ def recipe(board: str, game: str = "2048", memory: int | None = None) -> dict:
 
 _RUN_KEYS = ("memory_limit", "threads", "episodes", "block")  # memory, threads, length: the last line
 _NETWORK_KEYS = ("network", "clamp", "isomorphisms")  # the first line's, after the board and game
+_OPTIONS = {"lam": "lambda"}  # settings whose option is not the field's name
 
 
 def recipe_command(board: str, game: str = "2048", which: int = 0, wrap: bool = False) -> str:
@@ -182,7 +201,8 @@ def plan_command(plan: dict, board: str, game: str = "2048", wrap: bool = False)
         if key == "memory_limit":
             text = f"{value >> 30}GiB" if value % (1 << 30) == 0 else f"{value >> 20}MiB"
         group = 0 if key in _NETWORK_KEYS else 2 if key in _RUN_KEYS else 1
-        option = [f"--{key.replace('_', '-')}", text] if (key, value) != ("tc_from", "0") else ["--tc"]
+        flag = "--" + _OPTIONS.get(key, key.replace("_", "-"))
+        option = [flag, text] if (key, value) != ("tc_from", "0") else ["--tc"]
         groups[group] += option
     lines = [" ".join(words) for words in groups if words]
     return (" \\\n    " if wrap else " ").join(lines)

@@ -56,7 +56,8 @@ PRESETS: dict[str, tuple[tuple[str, ...], int]] = {
 
 # Named networks of the other boards (cells numbered on the board itself, row by row), and why each:
 # see docs/concepts/boards.md. A 3x4 board numbers its cells as the 4x4 board's first three rows, so
-# 4x4's 4x6 fits it unchanged; a 4x3 board takes the transposed tuples.
+# 4x4's tuples fit it as they are; a 4x3 board takes the transposed tuples. No preset of 3x4 or 4x3 holds a
+# tuple that repeats another on a symmetric board (NetworkSpec.repeated_tuples); the small boards' rows do.
 BOARD_PRESETS: dict[str, dict[str, tuple[tuple[str, ...], int]]] = {
     # the whole board in one table (16**4 weights): a value for every position, nothing shared
     "2x2": {"1x4": (("0123",), 8), "2x2": (("01", "23"), 8)},
@@ -66,21 +67,23 @@ BOARD_PRESETS: dict[str, dict[str, tuple[tuple[str, ...], int]]] = {
     "2x4": {"2x4": (("0123", "4567"), 4), "2x6": (("012345", "123456"), 4)},
     # two rows (and, by the symmetries, every pair of adjacent rows and columns), and a corner staircase
     "3x3": {"2x6": (("012345", "012346"), 8), "3x3": (("012", "345", "678"), 8)},
-    # 4x4's networks on their first three rows (4x4's 4x6 tuples lie in them), with the rectangle's symmetries
-    "3x4": {"4x6": (PRESETS["4x6"][0], 4), "2x4": (("0123", "4567"), 4)},
+    # 4x4's networks on their first three rows, with the rectangle's symmetries: 4x4's 4x6 but for its last tuple
+    # (45689a, which on three rows is 012456 turned over), replaced by the corner's two columns; and the 2x4
+    "3x4": {"4x6": (("012345", "456789", "012456", "048159"), 4), "2x4": (("0123", "4567"), 4)},
 }
 
 
-def _transposed(tuples: tuple[str, ...], rows: int, cols: int) -> tuple[str, ...]:
-    """Tuples of a rows x cols board, moved to the transposed (cols x rows) board."""
+def transposed_tuples(tuples: tuple[str, ...], rows: int, cols: int) -> tuple[str, ...]:
+    """Hex tuples of a rows x cols board, moved to the transposed (cols x rows) board: the cell in row r and
+    column c goes to row c and column r (``transposed_tuples(("036914",), 4, 3) == ("012345",)``)."""
     return tuple("".join(f"{(i % cols) * rows + i // cols:x}" for i in (int(ch, 16) for ch in t)) for t in tuples)
 
 
-BOARD_PRESETS["4x3"] = {"4x6": (_transposed(PRESETS["4x6"][0], 3, 4), 4),
-                        "2x4": (_transposed(("0123", "4567"), 3, 4), 4)}
-BOARD_PRESETS["3x2"] = {"1x6": (("012345",), 4), "2x3": (_transposed(("012", "345"), 2, 3), 4)}
-BOARD_PRESETS["4x2"] = {"2x4": (_transposed(("0123", "4567"), 2, 4), 4),
-                        "2x6": (_transposed(("012345", "123456"), 2, 4), 4)}
+BOARD_PRESETS["4x3"] = {"4x6": (transposed_tuples(BOARD_PRESETS["3x4"]["4x6"][0], 3, 4), 4),
+                        "2x4": (transposed_tuples(("0123", "4567"), 3, 4), 4)}
+BOARD_PRESETS["3x2"] = {"1x6": (("012345",), 4), "2x3": (transposed_tuples(("012", "345"), 2, 3), 4)}
+BOARD_PRESETS["4x2"] = {"2x4": (transposed_tuples(("0123", "4567"), 2, 4), 4),
+                        "2x6": (transposed_tuples(("012345", "123456"), 2, 4), 4)}
 
 
 def default_network(board: BoardShape = FULL) -> str:
@@ -183,6 +186,41 @@ class NetworkSpec:
     def symmetric(self) -> bool:
         """Whether V is the same on every symmetric image of a board: the tuples read all its isomorphisms."""
         return self.isomorphisms == self.board.n_symmetries
+
+    @property
+    def repeated_tuples(self) -> list[tuple[int, int]]:
+        """The tuples that read the same cells as an earlier one on some board the isomorphisms share.
+
+        Such a tuple (on a rectangle, ``0123`` and ``4567`` of a 2x4 board, the mirror image of each other)
+        reads, over the isomorphisms, the same cells as the earlier one, so its table holds the same
+        features: the network's values are those of the earlier tuple alone with twice its step size, at the
+        cost of a second table and its lookups.
+
+        Returns
+        -------
+        list of (int, int)
+            ``(later, earlier)`` tuple positions, one pair for each tuple that repeats the first it repeats.
+        """
+        images = [perm for perm in self.board.symmetries[:self.isomorphisms]]
+        seen: list[set[frozenset[int]]] = []
+        out = []
+        for k, cells in enumerate(self.tuples):
+            earlier = next((j for j, orbit in enumerate(seen) if frozenset(cells) in orbit), None)
+            if earlier is not None:
+                out.append((k, earlier))
+            seen.append({frozenset(perm[c] for c in cells) for perm in images})
+        return out
+
+    def repeats_note(self) -> str:
+        """One line on :attr:`repeated_tuples` for people, or ``""`` when no tuple repeats another."""
+        pairs = self.repeated_tuples
+        if not pairs:
+            return ""
+        said = ", ".join(f"{tuple_to_hex(self.tuples[k])} reads the cells of {tuple_to_hex(self.tuples[j])}"
+                         for k, j in pairs)
+        return (f"on a symmetric board ({self.isomorphisms} isomorphisms), tuple {said}: a second table of the "
+                f"same features, as if that tuple's step were doubled, at the cost of its lookups (a tuple of other "
+                f"cells in its place may learn more)")
 
     @property
     def n_features(self) -> int:

@@ -446,6 +446,9 @@ def _train(args: argparse.Namespace, training, factory) -> int:
                 return 0
         verb = f"resuming at episode {training.done}" if args.resume and training.done else "train"
         say(_header(training, verb), flush=True)
+        note = training.network.spec.repeats_note()
+        if note and not args.quiet:
+            print(f"td2048 train: note: {note}", file=sys.stderr, flush=True)
         if settings.pretrain is not None and training.done == 0:
             spec = training.network.spec
             say(f"# starting the {spec.n_weights:,} weights from the values of network "
