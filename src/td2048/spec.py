@@ -201,7 +201,7 @@ class NetworkSpec:
         list of (int, int)
             ``(later, earlier)`` tuple positions, one pair for each tuple that repeats the first it repeats.
         """
-        images = [perm for perm in self.board.symmetries[:self.isomorphisms]]
+        images = self.board.symmetries[:self.isomorphisms]
         seen: list[set[frozenset[int]]] = []
         out = []
         for k, cells in enumerate(self.tuples):
