@@ -184,9 +184,9 @@ def _server():
     return _servers[os.getpid()]
 
 
-def assert_one_line_error(result, *fragments):
-    """Exit 2, one line on stderr holding every fragment, no traceback."""
-    assert result.returncode == 2, result
+def assert_one_line_error(result, *fragments, code=2):
+    """Exit ``code`` (2, bad input), one line on stderr holding every fragment, no traceback."""
+    assert result.returncode == code, result
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
     for fragment in fragments:

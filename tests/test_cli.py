@@ -45,6 +45,19 @@ def test_train_says_when_a_tuple_repeats_another_on_a_symmetric_board(tmp_path, 
     assert len(notes) == 1 and "tuple 345 reads the cells of 012" in notes[0]
 
 
+def test_train_stops_when_the_weights_diverge_and_saves_none_of_them(tmp_path, cli_env):
+    # alpha 100 on a 2x3 row: the values overshoot their targets a hundredfold and reach NaN within a block
+    out = tmp_path / "run"
+    r = td2048("train", "--board", "2x3", "--network", "012", "--alpha", 100, "--episodes", 3000, "--block", 1000,
+               "--seed", 1, "--out", out, "--quiet", env=cli_env)
+    assert_one_line_error(r, "the weights diverged", "--alpha 100", f"--resume {out} --alpha 50", code=1)
+    assert not (out / "model.td2048").exists() and not (out / "snapshot.td2048").exists()
+    again = td2048("train", "--resume", out, "--alpha", 0.1, "--quiet", env=cli_env)
+    assert again.returncode == 0, again.stderr
+    net, header = load_model(out / "model.td2048")
+    assert header["training"]["episodes"] == 3000 and np.isfinite(net.weights).all() and net.weights.any()
+
+
 def test_train_refuses_to_overwrite_a_run(tmp_path, cli_env):
     out = tmp_path / "run"
     assert td2048("train", "--network", "2x4", "--episodes", 10, "--out", out, env=cli_env).returncode == 0

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from td2048.errors import TD2048Error
+from td2048.errors import TD2048Error, TrainingDiverged
 from td2048.io.atomic import ensure_writable_dir, write_text_atomic
 from td2048.io.model import check_same_network, load_model, read_header, save_model
 from td2048.io.rundir import LOG, MODEL, PLOT, PRETRAIN, SETTINGS, SNAPSHOT, read_log
@@ -48,6 +48,7 @@ from td2048.version import __version__
 # settings that define what is being trained: a resumed run keeps them
 FIXED_ON_RESUME = ("network", "isomorphisms", "seed", "init", "game", "clamp", "cells", "method", "stages",
                    "optimistic", "board", "pretrain")
+FINITE_CHECK_SECONDS = 60.0  # the weights are checked for a divergence at most this often between blocks
 
 
 def _rng_to_json(states: np.ndarray) -> list[list[str]]:
@@ -197,6 +198,7 @@ class TrainingRun:
         self.done = done
         self.last_snapshot = done
         self.last_snapshot_time = time.monotonic()
+        self.last_check_time = time.monotonic()
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="td2048-snapshot")
         self._pending: Future | None = None
         self._pending_episodes = 0
@@ -367,6 +369,9 @@ class TrainingRun:
                     log.write(json.dumps(stats.to_json()) + "\n")
                     log.flush()
                     yield stats
+                    if (time.monotonic() - self.last_check_time >= FINITE_CHECK_SECONDS
+                            or self.done >= self.settings.episodes or stop()):
+                        self.check_finite()
                     if stop() and (valued or self.solution is None):  # else one more block, valued, then stop
                         return
                     if self._snapshot_due():
@@ -401,6 +406,34 @@ class TrainingRun:
         self.learner.merge()
         return exact_figures(self.network, self.solution, self.settings.threads, self.settings.memory_limit)
 
+    def check_finite(self) -> None:
+        """Check that every weight is still a finite number (one pass over the weights).
+
+        A step too large for the network (say ``--tc-alpha 2``) makes the weights grow without bound and then
+        NaN, and a network of NaN plays no move: its games end at once with nothing scored. The run checks
+        after a block at most every minute, after the last block, and before every snapshot and the model, so
+        that no file is written with such weights.
+
+        Raises
+        ------
+        TrainingDiverged
+            When a weight is infinite or NaN; its message says what was kept and what to change.
+        """
+        self.last_check_time = time.monotonic()
+        with np.errstate(invalid="ignore", over="ignore"):  # a NaN or an infinity makes the sum one
+            if np.isfinite(self.network.weights.sum(dtype=np.float64)):
+                return
+        s = self.settings
+        tc_start = s.tc_start()
+        option, step = (("--tc-alpha", s.tc_alpha) if tc_start is not None and self.done > tc_start
+                        else ("--alpha", s.alpha))
+        kept = (f"{self.directory} keeps the weights saved at episode {self.last_snapshot:,}"
+                if self.last_snapshot > 0 else "no weights of the run were saved")
+        raise TrainingDiverged(
+            f"the weights diverged (a weight is no longer a finite number) by episode {self.done:,}: the step "
+            f"is too large for this network ({option} {step:g}); {kept}; train again with a smaller step, "
+            f"e.g. td2048 train --resume {self.directory} {option} {step / 2:g}")
+
     def _snapshot_due(self) -> bool:
         episodes, seconds = snapshot_interval(self.settings.snapshot_every)
         if episodes is not None:
@@ -429,6 +462,7 @@ class TrainingRun:
         """Save weights and state; in the background the weights are copied first and training goes on."""
         self.wait()
         self.learner.merge()
+        self.check_finite()
         net = self.network
         network = net.copy() if background else net
         state, info = self._state(), self._training_info()
@@ -472,6 +506,7 @@ class TrainingRun:
         """
         self.wait()  # a background snapshot still being written would land after its removal
         self.learner.merge()
+        self.check_finite()
         model = self.directory / MODEL
         save_model(model, self.network, training=self._training_info(), state=self._state())
         self.last_snapshot = self.done

@@ -1,8 +1,9 @@
 """``td2048 COMMAND ...``: parse, dispatch, and the one error boundary.
 
 Exit codes: 0 success, 1 a check that failed, 2 bad input or usage. A :class:`TD2048Error`
-becomes one line on stderr; so does an argparse error (no usage dump), with a "did you mean ...?"
-for a mistyped command, option or choice. Plain ``td2048`` lists the commands (exit 2).
+becomes one line on stderr and its ``exit_code`` (2; 1 for a run whose weights diverged); so does an
+argparse error (no usage dump), with a "did you mean ...?" for a mistyped command, option or choice.
+Plain ``td2048`` lists the commands (exit 2).
 """
 
 from __future__ import annotations
@@ -109,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         return args.run(args)
     except TD2048Error as e:
         sys.stderr.write(f"td2048 {args.command}: error: {e}\n")
-        return 2
+        return e.exit_code
     except KeyboardInterrupt:
         sys.stderr.write(f"td2048 {args.command}: interrupted\n")
         return 130

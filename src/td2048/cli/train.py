@@ -77,8 +77,10 @@ snapshot.td2048 (every 5 minutes, --snapshot-every), progress.png and, at the en
 model.td2048, which holds all the snapshot held and replaces it: a finished run keeps one
 copy of its weights. Ctrl-C or SIGTERM finishes the block, saves, and tells how to resume;
 a run killed in any other way resumes from its last snapshot with --resume DIR, and a
-finished run trains on from its model with --resume DIR --episodes N. At the end, the
-commands to evaluate, watch, serve and plot the model are printed.
+finished run trains on from its model with --resume DIR --episodes N. A run whose weights
+diverge (a step too large: they are checked at most once a minute) stops with exit code 1 and
+writes none of them. At the end, the commands to evaluate, watch, serve and plot the model are
+printed.
 
 With one thread, runs with the same --seed give identical weights, bit for bit.
 With --threads N, N episodes are played at once, with every method: faster, but not
