@@ -24,6 +24,7 @@ run's model (:meth:`td2048.network.Network.start_from`), again after a resume th
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -420,8 +421,8 @@ class TrainingRun:
             When a weight is infinite or NaN; its message says what was kept and what to change.
         """
         self.last_check_time = time.monotonic()
-        with np.errstate(invalid="ignore", over="ignore"):  # a NaN or an infinity makes the sum one
-            if np.isfinite(self.network.weights.sum(dtype=np.float64)):
+        with np.errstate(invalid="ignore", over="ignore"):  # a NaN or an infinity makes the sum one (and so
+            if np.isfinite(self.network.weights.sum()):     # would weights past 1e29, diverging as surely)
                 return
         s = self.settings
         tc_start = s.tc_start()
@@ -432,7 +433,7 @@ class TrainingRun:
         raise TrainingDiverged(
             f"the weights diverged (a weight is no longer a finite number) by episode {self.done:,}: the step "
             f"is too large for this network ({option} {step:g}); {kept}; train again with a smaller step, "
-            f"e.g. td2048 train --resume {self.directory} {option} {step / 2:g}")
+            f"e.g. td2048 train --resume {shlex.quote(str(self.directory))} {option} {step / 2:g}")
 
     def _snapshot_due(self) -> bool:
         episodes, seconds = snapshot_interval(self.settings.snapshot_every)
