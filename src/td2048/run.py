@@ -370,9 +370,8 @@ class TrainingRun:
                     log.write(json.dumps(stats.to_json()) + "\n")
                     log.flush()
                     yield stats
-                    if (time.monotonic() - self.last_check_time >= FINITE_CHECK_SECONDS
-                            or self.done >= self.settings.episodes or stop()):
-                        self.check_finite()
+                    if time.monotonic() - self.last_check_time >= FINITE_CHECK_SECONDS:
+                        self.check_finite()  # (snapshot() and finish() check before they write)
                     if stop() and (valued or self.solution is None):  # else one more block, valued, then stop
                         return
                     if self._snapshot_due():
@@ -412,8 +411,8 @@ class TrainingRun:
 
         A step too large for the network (say ``--tc-alpha 2``) makes the weights grow without bound and then
         NaN, and a network of NaN plays no move: its games end at once with nothing scored. The run checks
-        after a block at most every minute, after the last block, and before every snapshot and the model, so
-        that no file is written with such weights.
+        after a block at most every minute and before every snapshot and the model, so that no file is
+        written with such weights.
 
         Raises
         ------
