@@ -40,7 +40,7 @@ def test_each_recipe_learns_from_play_alone_and_runs(line, tmp_path):
     for forbidden in ("--teacher", "--exact", "--init", "--out"):
         assert forbidden not in words
     # the same recipe at a small scale: fewer episodes, and whole-board tables of fewer codes a cell
-    small = {"--episodes": "400", "--block": "200", "--clamp": "5"}
+    small = {"--episodes": "400", "--block": "200", "--clamp": "5", "--start-over-at": "200"}
     words = [small.get(words[i - 1], w) if i else w for i, w in enumerate(words)]
     words = [w.split(":")[0] + ":400" if i and words[i - 1] == "--pretrain" else w for i, w in enumerate(words)]
     run = tmp_path / "run"

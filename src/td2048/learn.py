@@ -176,6 +176,28 @@ class Learner:
                 self._pools[thread, i] = [int(v, 16) for v in row]
             self._pool_states[thread, :2] = len(boards), int(pool["kept"])
 
+    def start_over(self, optimistic: float = 0.0) -> None:
+        """Forget what was learned: the network's weights as fresh (:meth:`td2048.network.Network.reset`), and
+        the threads' copies, TC's records, the boards kept for restarts and the endgame's counts dropped; the
+        random streams go on, so that the next start plays other games.
+
+        Parameters
+        ----------
+        optimistic : float
+            The fresh weights' value of every board (0: zeros).
+        """
+        self._copies = self._dirty = self._regions = None
+        self._records, self._records_merged = None, True
+        self._unmerged_seconds = 0.0
+        self._pools[:] = 0
+        self._pool_states[:] = 0
+        self._handoff_counts[:] = 0
+        self._endgame_counts[:] = 0
+        self.network.reset(optimistic)
+        if self.change_flags is not None:
+            self.change_flags[:] = 1
+        self.unflagged = True
+
     def track_changes(self) -> np.ndarray:
         """Have the blocks flag the chunks of weights they change (for a sync that lists only those).
 

@@ -309,6 +309,22 @@ class Network:
         w[:self.spec.stage_markers] = np.float32(value / self.spec.n_features)
         w[self.spec.stage_markers:] = 0.0
 
+    def reset(self, optimistic: float = 0.0) -> None:
+        """Every weight back to a fresh network's, in place: zeros, or every board at ``optimistic``.
+
+        TC's accumulators are dropped (a TC phase makes them fresh again).
+
+        Parameters
+        ----------
+        optimistic : float
+            0: zeros; else :meth:`fill_optimistic`'s value.
+        """
+        self.accumulators = None
+        if optimistic > 0:
+            self.fill_optimistic(optimistic)
+        else:
+            self.weights.fill(0.0)
+
     def start_from(self, source: Network) -> None:
         """Start a network of one tuple from another network's values.
 

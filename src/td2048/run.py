@@ -37,7 +37,7 @@ import numpy as np
 from td2048.errors import TD2048Error, TrainingDiverged
 from td2048.io.atomic import ensure_writable_dir, write_text_atomic
 from td2048.io.model import check_same_network, load_model, read_header, save_model
-from td2048.io.rundir import LOG, MODEL, PLOT, PRETRAIN, SETTINGS, SNAPSHOT, read_log
+from td2048.io.rundir import LOG, MODEL, PLOT, PRETRAIN, SETTINGS, SNAPSHOT, STARTS, read_log
 from td2048.learn import Learner
 from td2048.network import Network
 from td2048.schedules import snapshot_interval
@@ -204,6 +204,7 @@ class TrainingRun:
         self._pending: Future | None = None
         self._pending_episodes = 0
         self.plot_error: str | None = None
+        self.start = 1 + sum(1 for b in read_log(directory / STARTS) if b.get("start_over"))  # --start-over-below
 
     # ------------------------------------------------------------ opening
 
@@ -362,13 +363,16 @@ class TrainingRun:
             self._start_from_pretrained()
         try:
             with open(self.directory / LOG, "a", encoding="utf-8") as log:
-                for stats in train_blocks(self.settings, self.learner, self.done, self.teacher, self.endgame):
+                for stats in train_blocks(self.settings, self.learner, self.done, self.teacher, self.endgame,
+                                          self.start):
                     before, self.done = self.done, stats.episodes
-                    valued = self._exact_due(before, stop)
+                    valued = not stats.extra.get("start_over") and self._exact_due(before, stop)
                     if valued:
                         stats.extra["exact"] = self.exact()
                     log.write(json.dumps(stats.to_json()) + "\n")
                     log.flush()
+                    if stats.extra.get("start_over"):
+                        self._start_over(log)
                     yield stats
                     if time.monotonic() - self.last_check_time >= FINITE_CHECK_SECONDS:
                         self.check_finite()  # (snapshot() and finish() check before they write)
@@ -378,6 +382,21 @@ class TrainingRun:
                         self.snapshot(background=True)
         except OSError as e:
             raise TD2048Error(f"cannot write {self.directory / LOG}: {e.strerror or e}") from None
+
+    def _start_over(self, log) -> None:
+        """The learner started over (``--start-over-below``): the thrown-away start's blocks move from the log
+        to :data:`STARTS`, its snapshot goes, and the run counts from episode 0 again."""
+        self.wait()
+        log.flush()
+        thrown = read_log(self.directory / LOG)
+        earlier = read_log(self.directory / STARTS)
+        write_text_atomic(self.directory / STARTS, "".join(json.dumps(b) + "\n" for b in earlier + thrown))
+        log.seek(0)
+        log.truncate()
+        (self.directory / SNAPSHOT).unlink(missing_ok=True)
+        self.done = self.last_snapshot = 0
+        self.last_snapshot_time = time.monotonic()
+        self.start += 1
 
     def _exact_due(self, before: int, stop: Callable[[], bool]) -> bool:
         """Whether the block from episode ``before`` to :attr:`done` is valued exactly."""

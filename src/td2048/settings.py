@@ -33,11 +33,13 @@ from td2048.spec import METHODS, NetworkSpec, format_bytes, parse_network, parse
 
 UPDATE_MODES = ("backward", "forward")
 TARGETS = ("sample", "expected", "expected-all", "ranked")
-TEACHER_LOSSES = ("value", "regret")
 """What an update moves V toward (``--target``): ``sample``, the next move actually played (TD(0) and its
 returns); ``expected``, the mean over every new tile, with its probability, of the best move's r + V;
 ``expected-all``, the same, and for every legal move's afterstate of each position played, not only the
 played one's (``--update forward``)."""
+TEACHER_LOSSES = ("value", "regret")
+MAX_STARTS = 5
+"""Starts a run makes at most with ``--start-over-below``: the last one is kept whatever it scores."""
 MERGE_OFF = "off"  # --merge-every's word for no copies: TD's threads on one table
 
 
@@ -223,6 +225,15 @@ class TrainSettings:
         network of one tuple (the whole board, or most of it) starts from that network's value of the position
         that reads it (:meth:`td2048.network.Network.start_from`);
         None: no pretraining.
+    start_over_below : float or None
+        A start that does not learn: when the block that ends at ``start_over_at`` episodes averages less than
+        this score, its weights (and TC's accumulators and the boards kept for restarts) are thrown away and the
+        run starts over from fresh weights, its random stream going on, at most :data:`MAX_STARTS` starts in all
+        (the last is kept whatever it scores). For methods whose starts split into good and bad ones (the 4x3
+        recipe's). None: one start.
+    start_over_at : int or None
+        With ``start_over_below``: the episode, of each start, whose block average is checked (a block ends
+        there); None: the end of the first block.
     """
 
     network: str = DEFAULT_NETWORK
@@ -266,6 +277,8 @@ class TrainSettings:
     endgame: str | None = None
     endgame_starts: float = 0.0
     pretrain: str | None = None
+    start_over_below: float | None = None
+    start_over_at: int | None = None
 
     def validate(self) -> None:
         """Check every setting (a 2584 run without a clamp gets the default clamp).
@@ -376,8 +389,41 @@ class TrainSettings:
                 raise TD2048Error("--endgame: endgame tables are of 2048, the run trains 2584")
         elif self.endgame_starts:
             raise TD2048Error("--endgame-starts starts episodes from an endgame's start: it needs --endgame")
+        self._check_start_over()
         if (self.lam > 0 or self.nstep > 1) and self.update != "backward":
             raise TD2048Error("--lambda and --nstep need --update backward (returns are computed at the episode's end)")
+
+    def _check_start_over(self) -> None:
+        """Check ``start_over_below`` and ``start_over_at`` (:meth:`_check_combinations`)."""
+        if self.start_over_below is None:
+            if self.start_over_at is not None:
+                raise TD2048Error("--start-over-at sets where a start is checked: add --start-over-below SCORE")
+            return
+        if not (isinstance(self.start_over_below, (int, float)) and math.isfinite(self.start_over_below)
+                and self.start_over_below > 0):
+            raise TD2048Error(f"--start-over-below must be a positive score, not {self.start_over_below}")
+        if self.start_over_at is not None and not (isinstance(self.start_over_at, int) and self.start_over_at >= 1):
+            raise TD2048Error(f"--start-over-at must be an episode, at least 1, not {self.start_over_at}")
+        if self.start_over_episode() >= self.episodes:
+            raise TD2048Error(f"--start-over-at {self.start_over_episode()} checks a start after the run's "
+                              f"{self.episodes} episodes: check it earlier, or train longer")
+        if self.init is not None or self.pretrain is not None:
+            raise TD2048Error("--start-over-below starts over from fresh weights; with --init or --pretrain the "
+                              "start is trained weights: leave one of them out")
+        if self.workers:
+            raise TD2048Error("--start-over-below learns in this process: it takes no --ray")
+
+    def start_over_episode(self) -> int | None:
+        """The episode, of each start, whose block average ``start_over_below`` checks.
+
+        Returns
+        -------
+        int or None
+            ``start_over_at``, else the first block's end; None without ``start_over_below``.
+        """
+        if self.start_over_below is None:
+            return None
+        return self.block if self.start_over_at is None else self.start_over_at
 
     def learning_options(self) -> LearningOptions:
         """How the run learns from every episode, as every runner takes it.

@@ -18,7 +18,7 @@ from td2048.errors import TD2048Error
 from td2048.learn import Learner
 from td2048.network import Network
 from td2048.schedules import alpha_at
-from td2048.settings import TrainSettings
+from td2048.settings import MAX_STARTS, TrainSettings
 from td2048.stats import BlockStats
 from td2048.teacher import teacher_arrays
 
@@ -81,7 +81,8 @@ def train(settings: TrainSettings, network: Network | None = None,
     Returns
     -------
     tuple of (Network, list of BlockStats)
-        The trained network and every block's statistics (the pretraining's first).
+        The trained network and every block's statistics (the pretraining's first; with
+        ``settings.start_over_below``, the blocks of the starts thrown away too, each with ``extra["start"]``).
 
     Raises
     ------
@@ -117,7 +118,7 @@ def train(settings: TrainSettings, network: Network | None = None,
 
 
 def train_blocks(settings: TrainSettings, learner: Learner, done: int, teacher=None,
-                 endgame=None) -> Iterator[BlockStats]:
+                 endgame=None, start: int = 1) -> Iterator[BlockStats]:
     """Train from ``done`` episodes up to ``settings.episodes``, block by block.
 
     Parameters
@@ -134,11 +135,17 @@ def train_blocks(settings: TrainSettings, learner: Learner, done: int, teacher=N
         ``settings.endgame``'s table, opened by the caller (:func:`open_solution`); None without one. The log's
         ``endgame`` field of each block: the moves the table chose, the episodes it played in, and those started
         from its start.
+    start : int
+        With ``settings.start_over_below``: the start the run is in (1 the first; a resumed run's own).
 
     Yields
     ------
     BlockStats
-        Each block's statistics as it ends.
+        Each block's statistics as it ends. With ``settings.start_over_below``, each block's ``extra["start"]``
+        is its start's number, and the block at ``settings.start_over_episode()`` whose average is below the
+        bar (in a start before the :data:`td2048.settings.MAX_STARTS`-th) has ``extra["start_over"]`` True:
+        when it is yielded, the learner has started over (:meth:`Learner.start_over`), and the next blocks
+        count from episode 0.
 
     Raises
     ------
@@ -157,11 +164,14 @@ def train_blocks(settings: TrainSettings, learner: Learner, done: int, teacher=N
         teacher = teacher_arrays(teacher, learner.network.board, learner.network.game)
     if endgame is not None:
         endgame = learner.endgame_of(endgame)
+    check = settings.start_over_episode()
     while done < settings.episodes:
         n = min(settings.block, settings.episodes - done)
         tc = tc_start is not None and done >= tc_start
         if tc_start is not None and done < tc_start:
             n = min(n, tc_start - done)  # a block ends where TC begins
+        if check is not None and done < check:
+            n = min(n, check - done)  # and where a start is checked
         alpha = settings.tc_alpha if tc else alpha_at(settings.alpha_schedule, settings.alpha, done)
         if teacher is None and endgame is None:
             block = learner.run(n, alpha, options, done, tc)
@@ -175,5 +185,12 @@ def train_blocks(settings: TrainSettings, learner: Learner, done: int, teacher=N
         if settings.restarts > 0 or settings.endgame_starts > 0:  # the statistics: of the games played from the start
             natural = block.restarted == 0
             extra["restarted"] = int(block.restarted.sum())
-        yield BlockStats.from_block(done, block.scores[natural], block.max_codes[natural], block.moves, block.seconds,
-                                    game=learner.network.game, **extra)
+        if check is not None:
+            extra["start"] = start
+        stats = BlockStats.from_block(done, block.scores[natural], block.max_codes[natural], block.moves,
+                                      block.seconds, game=learner.network.game, **extra)
+        if done == check and start < MAX_STARTS and stats.avg < settings.start_over_below:
+            stats.extra["start_over"] = True
+            learner.start_over(settings.optimistic)
+            done, start = 0, start + 1
+        yield stats

@@ -35,9 +35,9 @@ from td2048.errors import TD2048Error
 from td2048.games.shape import BoardShape
 from td2048.games.tiles import WIN_TILE
 from td2048.io.model import read_model
-from td2048.io.rundir import PRETRAIN
+from td2048.io.rundir import PRETRAIN, STARTS
 from td2048.recipes import peak_memory, recipe, recipes
-from td2048.settings import MERGE_OFF, TARGETS, TrainSettings
+from td2048.settings import MAX_STARTS, MERGE_OFF, TARGETS, TrainSettings
 from td2048.spec import METHODS, default_network, format_bytes
 from td2048.version import __version__
 
@@ -64,7 +64,8 @@ closest to perfect play from play alone (on 2x2 and 2x3 a whole-board network wi
 expected, alpha 1 and optimistic values: perfect play, or within 0.01% of it; on 2x4 the whole
 board with expected targets for every move, on two threads; on 3x3 the same on the whole board
 clamped at 512, 3.73 GiB, started from a 2x6 network pretrained by TD(0), --pretrain, or where
-that does not fit the memory free, on one tuple of 8 of the 9 cells, 382 MiB; on 4x3 TC on the
+that does not fit the memory free, on one tuple of 8 of the 9 cells, 382 MiB; on 4x3 TC on six
+7-cell tuples in two stages, 8.43 GiB, its start checked, or where that does not fit, on the
 board's 4x6 and two 7-cell tuples); an option given overrides its part, and --episodes alone
 shortens a pretraining in proportion.
 
@@ -219,6 +220,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--restart-tile", type=positive_int_arg, default=None, metavar="TILE",
                    help="the tile whose first board a game keeps for restarts (default: the first --stages "
                         "threshold's largest tile, else 2048, 2584 in 2584)")
+    p.add_argument("--start-over-below", type=positive_float_arg, default=None, metavar="SCORE",
+                   help=f"throw a start away when its block that ends at --start-over-at averages below SCORE, and "
+                        f"start over from fresh weights (its random stream goes on), at most {MAX_STARTS} starts in "
+                        "all, the last kept whatever it scores; the starts thrown away are logged in starts.jsonl. "
+                        "For methods whose starts split into good and bad ones, as the 4x3 recipe's do")
+    p.add_argument("--start-over-at", type=positive_int_arg, default=None, metavar="EPISODE",
+                   help="with --start-over-below: the episode, of each start, whose block is checked (default: the "
+                        "first block's end)")
     p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
                    help="train on Ray workers: a new local Ray instance, or the cluster at ADDRESS ('auto', "
                         "host:6379, ray://host:10001); each worker learns on --threads threads of its own and the "
@@ -250,7 +259,7 @@ _SETTING_OPTIONS = ("game", "cells", "network", "isomorphisms", "clamp", "episod
                     "explore", "method", "merge_every", "optimistic", "stages", "promote", "tc_from", "tc_alpha",
                     "tc_start_rate", "tc_records", "restarts", "restart_tile", "sync_every", "board", "exact",
                     "exact_every", "target", "teacher", "teacher_moves", "teacher_loss", "endgame", "endgame_starts",
-                    "pretrain")
+                    "pretrain", "start_over_below", "start_over_at")
 
 
 class _Output:
@@ -487,6 +496,9 @@ def _header(training, verb: str) -> str:
     if settings.pretrain is not None:
         network, episodes = settings.pretrain_plan()
         methods += f", started from network {network} after {episodes} episodes of TD(0) ({out / PRETRAIN})"
+    if settings.start_over_below is not None:
+        methods += (f", starting over while a start averages below {settings.start_over_below:g} at episode "
+                    f"{settings.start_over_episode()} (start {training.start} of at most {MAX_STARTS})")
     if settings.exact is not None:
         every = "block" if settings.exact_every == 1 else f"{settings.exact_every} blocks"
         methods += f", valued exactly against {settings.exact} every {every}"
@@ -519,6 +531,13 @@ def _blocks(args: argparse.Namespace, training, say: _Output, stop: _StopRequest
     for stats in training.blocks(stop=lambda: stop.requested):
         progress.clear()
         say(stats.table(), flush=True)
+        if stats.extra.get("start_over"):
+            say(f"# start {training.start - 1} averaged {stats.avg:.0f} at episode {stats.episodes}, below "
+                f"{training.settings.start_over_below:g}: starting over from fresh weights (start {training.start} "
+                f"of at most {MAX_STARTS}; the blocks thrown away are in {training.directory / STARTS})\n", flush=True)
+            progress = Progress(training.settings.episodes, 0, enabled=progress.enabled,
+                                win_tile=WIN_TILE[training.settings.game])
+            continue
         progress.update(stats)
     progress.clear()
     return training.finish()

@@ -4,6 +4,7 @@ A run directory holds::
 
     settings.json     every setting, written first
     log.jsonl         one JSON object per block of episodes, appended as blocks end
+    starts.jsonl      with --start-over-below: the blocks of the starts thrown away, each with its "start"
     snapshot.td2048   while the run trains: the weights and what resuming needs (episodes done, random
                       states, TC's accumulators, kept boards), written atomically every --snapshot-every
     model.td2048      the final model (also written when a run is stopped with Ctrl-C), holding all
@@ -24,6 +25,7 @@ from pathlib import Path
 
 SETTINGS = "settings.json"
 LOG = "log.jsonl"
+STARTS = "starts.jsonl"
 SNAPSHOT = "snapshot.td2048"
 MODEL = "model.td2048"
 PLOT = "progress.png"

@@ -1,0 +1,84 @@
+"""--start-over-below: a start that averages below a bar at its check is thrown away, and the run starts over."""
+
+import json
+
+import numpy as np
+import pytest
+from commands import td2048
+
+from td2048.io.model import load_model
+from td2048.learn import Learner
+from td2048.settings import MAX_STARTS, TrainSettings
+from td2048.training import train
+
+RUN = ["train", "--board", "2x3", "--network", "012,345", "--block", "500", "--seed", "3", "--tc", "--restarts", "0.2"]
+
+
+def blocks(path):
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_every_start_below_the_bar_is_thrown_away_and_the_last_is_kept(tmp_path):
+    out = tmp_path / "run"
+    result = td2048(*RUN, "--episodes", "2000", "--start-over-below", "1e9", "--start-over-at", "1000",
+                    "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("starting over from fresh weights") == MAX_STARTS - 1
+    assert f"start {MAX_STARTS} of at most {MAX_STARTS}" in result.stdout
+    kept, thrown = blocks(out / "log.jsonl"), blocks(out / "starts.jsonl")
+    assert [b["episodes"] for b in kept] == [500, 1000, 1500, 2000]
+    assert {b["start"] for b in kept} == {MAX_STARTS}
+    assert [b["episodes"] for b in thrown] == [500, 1000] * (MAX_STARTS - 1)
+    assert [b["start"] for b in thrown if b.get("start_over")] == list(range(1, MAX_STARTS))
+    header = load_model(out / "model.td2048")[1]
+    assert header["state"]["episodes"] == 2000
+
+    # a resumed run goes on as its last start: no check again, none made over
+    result = td2048("train", "--resume", str(out), "--episodes", "2500")
+    assert result.returncode == 0, result.stderr
+    assert f"start {MAX_STARTS} of at most {MAX_STARTS}" in result.stdout
+    assert "starting over from" not in result.stdout
+    assert blocks(out / "starts.jsonl") == thrown
+    assert [b["start"] for b in blocks(out / "log.jsonl")] == [MAX_STARTS] * 5
+
+
+def test_a_start_above_the_bar_is_kept(tmp_path):
+    out = tmp_path / "run"
+    result = td2048(*RUN, "--episodes", "1000", "--start-over-below", "1", "--out", str(out), "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert [b["start"] for b in blocks(out / "log.jsonl")] == [1, 1]
+    assert not (out / "starts.jsonl").exists()
+
+
+@pytest.mark.parametrize("extra, fragment", [
+    (["--start-over-at", "100"], "add --start-over-below"),
+    (["--start-over-below", "100", "--start-over-at", "1000"], "after the run's 1000 episodes"),
+    (["--start-over-below", "0"], "--start-over-below"),
+    (["--network", "012345", "--start-over-below", "100", "--pretrain", "012:100"], "--init or --pretrain"),
+])
+def test_refusals(tmp_path, extra, fragment):
+    result = td2048(*RUN, "--episodes", "1000", *extra, "--out", str(tmp_path / "run"))
+    assert result.returncode == 2
+    assert fragment in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "run").exists()
+
+
+def test_in_memory_the_thrown_start_is_forgotten():
+    settings = TrainSettings(board="2x3", network="012,345", episodes=600, block=200, seed=5, tc_from="0",
+                             start_over_below=1e9, start_over_at=200)
+    network, stats = train(settings)
+    assert [b.extra["start"] for b in stats] == [1, 2, 3, 4, 5, 5, 5]
+    assert [bool(b.extra.get("start_over")) for b in stats] == [True] * 4 + [False] * 3
+    assert network.weights.any() and network.accumulators is not None
+
+
+def test_learner_start_over_gives_fresh_weights_and_accumulators():
+    settings = TrainSettings(board="2x3", network="012,345", optimistic=1000.0, tc_from="0")
+    settings.validate()
+    network = settings.new_network()
+    fresh = network.weights.copy()
+    learner = Learner(network, seed=1)
+    learner.run(50, 1.0, settings.learning_options(), tc=True)
+    assert network.accumulators is not None and not np.array_equal(network.weights, fresh)
+    learner.start_over(settings.optimistic)
+    assert np.array_equal(network.weights, fresh) and network.accumulators is None
