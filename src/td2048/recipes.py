@@ -55,7 +55,7 @@ RECIPES: dict[tuple[str, str], tuple[dict, ...]] = {
         # file each)
         {"network": "0369142,147a250,0361472,0123456,0369147,147a036", "clamp": 12, "memory_limit": 10 << 30,
          "stages": "2048", "promote": False, "restarts": 0.3, "tc_from": "0", "update": "backward", "lam": 0.5,
-         "start_over_below": 18500.0, "start_over_at": 200_000, "threads": 2, "episodes": 3_800_000,
+         "start_over_below": 18500.0, "start_over_at": 200_000, "threads": 2, "episodes": 3_900_000,
          "block": 100_000, "snapshot_every": "15m"},
         # for less memory: TC with lambda-returns on the board's 4x6 and two 7-cell tuples (a column and three
         # cells of the next), clamped at 4096, in two stages cut at the 2048 (1.1 GiB, 3.25 GiB with TC's

@@ -492,7 +492,8 @@ def _header(training, verb: str) -> str:
         + ("" if settings.tc_start_rate == 1 else f", starting at rate {settings.tc_start_rate:g}")
         + (", on records" if settings.tc_records and not settings.workers else "")
         + f") from episode {settings.tc_start()}",
-        f", restarts {settings.restarts:g}" if settings.restarts else ""])
+        f", restarts {settings.restarts:g}" if settings.restarts else "",
+        ", new stages fresh (no promotion)" if settings.stages and not settings.promote else ""])
     if settings.pretrain is not None:
         network, episodes = settings.pretrain_plan()
         methods += f", started from network {network} after {episodes} episodes of TD(0) ({out / PRETRAIN})"
