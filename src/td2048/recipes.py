@@ -51,12 +51,12 @@ RECIPES: dict[tuple[str, str], tuple[dict, ...]] = {
         # recipe's, its four 6-cell tuples grown by a cell toward the first row or column), clamped at 4096, in two
         # stages cut at the 2048, the second started fresh, not promoted (2.81 GiB, 8.43 GiB with TC's
         # accumulators), 30% of the games restarted from a game's first 2048 board, a start that averages below
-        # 18,500 at 200,000 episodes thrown away; half an hour on two threads, a snapshot every 15 minutes (a 9 GB
-        # file each)
+        # 18,500 at 200,000 episodes thrown away; half an hour of training on two threads (up to 5 million
+        # episodes), a snapshot every 15 minutes (a 9 GB file each)
         {"network": "0369142,147a250,0361472,0123456,0369147,147a036", "clamp": 12, "memory_limit": 10 << 30,
          "stages": "2048", "promote": False, "restarts": 0.3, "tc_from": "0", "update": "backward", "lam": 0.5,
-         "start_over_below": 18500.0, "start_over_at": 200_000, "threads": 2, "episodes": 3_900_000,
-         "block": 100_000, "snapshot_every": "15m"},
+         "start_over_below": 18500.0, "start_over_at": 200_000, "threads": 2, "episodes": 5_000_000,
+         "time_limit": "30m", "block": 100_000, "snapshot_every": "15m"},
         # for less memory: TC with lambda-returns on the board's 4x6 and two 7-cell tuples (a column and three
         # cells of the next), clamped at 4096, in two stages cut at the 2048 (1.1 GiB, 3.25 GiB with TC's
         # accumulators), 30% of the games restarted from a game's first 2048 board; about half an hour on two
@@ -162,7 +162,7 @@ def recipe(board: str, game: str = "2048", memory: int | None = None) -> dict:
 
 _RUN_KEYS = ("memory_limit", "threads", "episodes", "block", "snapshot_every")  # memory, threads, length: the last
 _NETWORK_KEYS = ("network", "clamp", "isomorphisms")  # the first line's, after the board and game
-_START_KEYS = ("start_over_below", "start_over_at")  # the start's check: a line of its own, before the last
+_START_KEYS = ("start_over_below", "start_over_at", "time_limit")  # the run's check and limit: a line before the last
 _OPTIONS = {"lam": "lambda"}  # settings whose option is not the field's name
 
 
@@ -198,8 +198,9 @@ def plan_command(plan: dict, board: str, game: str = "2048", wrap: bool = False)
     board, game : str
         The board and game.
     wrap : bool
-        Lines joined by backslashes: the board and network, then how it learns, then the start's check if any,
-        then the memory it may hold, its threads and its length (the research page's Recipes block).
+        Lines joined by backslashes: the board and network, then how it learns, then its start's check and its
+        time limit if any, then the memory it may hold, its threads and its length (the research page's Recipes
+        block).
 
     Returns
     -------

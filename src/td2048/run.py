@@ -204,7 +204,9 @@ class TrainingRun:
         self._pending: Future | None = None
         self._pending_episodes = 0
         self.plot_error: str | None = None
-        self.start = 1 + sum(1 for b in read_log(directory / STARTS) if b.get("start_over"))  # --start-over-below
+        thrown = read_log(directory / STARTS)  # --start-over-below's starts thrown away
+        self.start = 1 + sum(1 for b in thrown if b.get("start_over"))
+        self.seconds = sum(b.get("seconds", 0.0) for b in thrown + read_log(directory / LOG))  # training time
 
     # ------------------------------------------------------------ opening
 
@@ -364,8 +366,9 @@ class TrainingRun:
         try:
             with open(self.directory / LOG, "a", encoding="utf-8") as log:
                 for stats in train_blocks(self.settings, self.learner, self.done, self.teacher, self.endgame,
-                                          self.start):
+                                          self.start, self.seconds):
                     before, self.done = self.done, stats.episodes
+                    self.seconds += stats.seconds
                     valued = not stats.extra.get("start_over") and self._exact_due(before, stop)
                     if valued:
                         stats.extra["exact"] = self.exact()
@@ -403,7 +406,12 @@ class TrainingRun:
         if self.solution is None:
             return False
         every = self.settings.block * self.settings.exact_every
-        return self.done // every > before // every or self.done >= self.settings.episodes or stop()
+        return (self.done // every > before // every or self.done >= self.settings.episodes or self.time_is_up()
+                or stop())
+
+    def time_is_up(self) -> bool:
+        """Whether the run has trained its ``time_limit`` (:attr:`seconds`, the blocks' training time)."""
+        return self.settings.time_left(self.seconds) == 0.0
 
     def exact(self) -> dict:
         """The network's greedy policy valued exactly against the run's solution, now.

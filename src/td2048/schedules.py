@@ -67,17 +67,30 @@ def alpha_at(schedule: str, alpha: float, episode: int) -> float:
     raise TD2048Error(f"bad --alpha-schedule {schedule!r} (const, step:0.1@0,0.05@500000 or invsqrt:100000)")
 
 
+_TIME_UNITS = {"s": 1, "m": 60, "h": 3600}
+
+
+def duration_seconds(text: str) -> float | None:
+    """Seconds of a time written ``30s``, ``5m``, ``1.5h``; None when ``text`` is not one (or not above 0)."""
+    text = str(text).strip().lower()
+    try:
+        if text[-1:] in _TIME_UNITS:
+            seconds = float(text[:-1]) * _TIME_UNITS[text[-1]]
+            if seconds > 0 and math.isfinite(seconds):
+                return seconds
+    except ValueError:
+        pass
+    return None
+
+
 def snapshot_interval(every: int | str) -> tuple[int | None, float | None]:
     """(episodes, seconds) between snapshots from ``10000`` (episodes) or ``5m`` / ``30s`` / ``2h`` (time)."""
-    text = str(every).strip().lower()
-    units = {"s": 1, "m": 60, "h": 3600}
+    seconds = duration_seconds(str(every))
+    if seconds is not None:
+        return None, seconds
     try:
-        if text[-1:] in units:
-            seconds = float(text[:-1]) * units[text[-1]]
-            if seconds > 0 and math.isfinite(seconds):
-                return None, seconds
-        elif int(text) >= 1:
-            return int(text), None
+        if int(str(every).strip()) >= 1:
+            return int(str(every).strip()), None
     except ValueError:
         pass
     raise TD2048Error(f"--snapshot-every must be a number of episodes (10000) or a time (30s, 5m, 1h), not {every!r}")

@@ -28,7 +28,7 @@ from td2048.errors import TD2048Error
 from td2048.games.shape import BoardShape
 from td2048.games.tiles import GAMES, WIN_TILE, tile_code
 from td2048.network import Network
-from td2048.schedules import alpha_at, exploration, snapshot_interval
+from td2048.schedules import alpha_at, duration_seconds, exploration, snapshot_interval
 from td2048.spec import METHODS, NetworkSpec, format_bytes, parse_network, parse_stages
 
 UPDATE_MODES = ("backward", "forward")
@@ -40,6 +40,8 @@ played one's (``--update forward``)."""
 TEACHER_LOSSES = ("value", "regret")
 MAX_STARTS = 5
 """Starts a run makes at most with ``--start-over-below``: the last one is kept whatever it scores."""
+TIME_LIMIT_SLACK = 0.01
+"""The share of ``--time-limit`` within which a run has reached it (:meth:`TrainSettings.time_left`)."""
 MERGE_OFF = "off"  # --merge-every's word for no copies: TD's threads on one table
 
 
@@ -234,6 +236,10 @@ class TrainSettings:
     start_over_at : int or None
         With ``start_over_below``: the episode, of each start, whose block average is checked (a block ends
         there); None: the end of the first block.
+    time_limit : str or None
+        The most training time the run takes, ``30m``, ``1h``, ``90s``: the blocks' seconds, the starts thrown
+        away included (not the time to start, snapshot or save); the run ends at ``episodes`` or there, whichever
+        comes first, its last block cut to fit at the pace of the block before. None: no limit.
     """
 
     network: str = DEFAULT_NETWORK
@@ -279,6 +285,7 @@ class TrainSettings:
     pretrain: str | None = None
     start_over_below: float | None = None
     start_over_at: int | None = None
+    time_limit: str | None = None
 
     def validate(self) -> None:
         """Check every setting (a 2584 run without a clamp gets the default clamp).
@@ -299,6 +306,7 @@ class TrainSettings:
         if not (isinstance(self.sync_every, (int, float)) and math.isfinite(self.sync_every) and self.sync_every > 0):
             raise TD2048Error(f"--sync-every must be a positive number of seconds, not {self.sync_every}")
         snapshot_interval(self.snapshot_every)  # raises on a bad interval
+        self.time_limit_seconds()  # and on a bad time limit
         alpha_at(self.alpha_schedule, self.alpha, 0)  # raises on a bad schedule
         if not (math.isfinite(self.alpha) and self.alpha > 0):
             raise TD2048Error(f"--alpha must be a positive number, not {self.alpha}")
@@ -412,6 +420,46 @@ class TrainSettings:
                               "start is trained weights: leave one of them out")
         if self.workers:
             raise TD2048Error("--start-over-below learns in this process: it takes no --ray")
+
+    def time_limit_seconds(self) -> float | None:
+        """``time_limit`` in seconds.
+
+        Returns
+        -------
+        float or None
+            The seconds; None without a limit.
+
+        Raises
+        ------
+        TD2048Error
+            On a limit that is not a time (``30m``, ``1h``, ``90s``).
+        """
+        if self.time_limit is None:
+            return None
+        seconds = duration_seconds(self.time_limit)
+        if seconds is None:
+            raise TD2048Error(f"--time-limit must be a time such as 90s, 30m or 1.5h, not {self.time_limit!r}")
+        return seconds
+
+    def time_left(self, seconds: float) -> float | None:
+        """The training time left to a run that has trained ``seconds``, by ``time_limit``.
+
+        Parameters
+        ----------
+        seconds : float
+            The run's training time so far.
+
+        Returns
+        -------
+        float or None
+            Seconds, 0 once less than :data:`TIME_LIMIT_SLACK` of the limit is left (a last block cut to the
+            time left ends that close to it); None without a limit.
+        """
+        limit = self.time_limit_seconds()
+        if limit is None:
+            return None
+        left = limit - seconds
+        return left if left > TIME_LIMIT_SLACK * limit else 0.0
 
     def start_over_episode(self) -> int | None:
         """The episode, of each start, whose block average ``start_over_below`` checks.

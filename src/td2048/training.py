@@ -118,7 +118,7 @@ def train(settings: TrainSettings, network: Network | None = None,
 
 
 def train_blocks(settings: TrainSettings, learner: Learner, done: int, teacher=None,
-                 endgame=None, start: int = 1) -> Iterator[BlockStats]:
+                 endgame=None, start: int = 1, seconds: float = 0.0) -> Iterator[BlockStats]:
     """Train from ``done`` episodes up to ``settings.episodes``, block by block.
 
     Parameters
@@ -137,6 +137,10 @@ def train_blocks(settings: TrainSettings, learner: Learner, done: int, teacher=N
         from its start.
     start : int
         With ``settings.start_over_below``: the start the run is in (1 the first; a resumed run's own).
+    seconds : float
+        Training time already spent (a resumed run's blocks', the starts thrown away included), for
+        ``settings.time_limit``: no block starts once the limit is reached, and the block that would pass it is
+        cut to the episodes that the pace of the block before fits into the time left.
 
     Yields
     ------
@@ -165,8 +169,12 @@ def train_blocks(settings: TrainSettings, learner: Learner, done: int, teacher=N
     if endgame is not None:
         endgame = learner.endgame_of(endgame)
     check = settings.start_over_episode()
-    while done < settings.episodes:
+    pace, last = None, False  # episodes a second, of the block before; the block cut to the time left, the last
+    while done < settings.episodes and settings.time_left(seconds) != 0.0 and not last:
         n = min(settings.block, settings.episodes - done)
+        left = settings.time_left(seconds)
+        if left is not None and pace is not None and left * pace < n:
+            n, last = max(1, int(left * pace)), True
         tc = tc_start is not None and done >= tc_start
         if tc_start is not None and done < tc_start:
             n = min(n, tc_start - done)  # a block ends where TC begins
@@ -178,6 +186,8 @@ def train_blocks(settings: TrainSettings, learner: Learner, done: int, teacher=N
         else:  # on this process's learner alone (TrainSettings.validate keeps --teacher and --endgame off Ray)
             block = learner.run(n, alpha, options, done, tc, teacher, endgame)
         done += n
+        seconds += block.seconds
+        pace = n / block.seconds if block.seconds > 0 else None
         extra = {"alpha": alpha, **(block.info or {})}
         if tc:
             extra["tc"] = True

@@ -228,6 +228,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--start-over-at", type=positive_int_arg, default=None, metavar="EPISODE",
                    help="with --start-over-below: the episode, of each start, whose block is checked (default: the "
                         "first block's end)")
+    p.add_argument("--time-limit", default=None, metavar="TIME",
+                   help="train at most TIME (90s, 30m, 1.5h) of training: the blocks' time, the starts thrown away "
+                        "included, not the time to start, snapshot or save; the run ends at --episodes or there, "
+                        "whichever comes first, its last block cut to fit at the pace of the block before "
+                        "(default: no limit). A resumed run goes on to its limit: give a larger one, or 'off'")
     p.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
                    help="train on Ray workers: a new local Ray instance, or the cluster at ADDRESS ('auto', "
                         "host:6379, ray://host:10001); each worker learns on --threads threads of its own and the "
@@ -259,7 +264,7 @@ _SETTING_OPTIONS = ("game", "cells", "network", "isomorphisms", "clamp", "episod
                     "explore", "method", "merge_every", "optimistic", "stages", "promote", "tc_from", "tc_alpha",
                     "tc_start_rate", "tc_records", "restarts", "restart_tile", "sync_every", "board", "exact",
                     "exact_every", "target", "teacher", "teacher_moves", "teacher_loss", "endgame", "endgame_starts",
-                    "pretrain", "start_over_below", "start_over_at")
+                    "pretrain", "start_over_below", "start_over_at", "time_limit")
 
 
 class _Output:
@@ -379,6 +384,10 @@ def run(args: argparse.Namespace) -> int:
         if args.exact_every is not None:
             raise TD2048Error("--exact off stops the exact valuations: leave out --exact-every")
         given["exact"] = given["exact_every"] = None
+    if args.time_limit is not None and args.time_limit.strip().lower() == "off":
+        if args.resume is None:
+            raise TD2048Error("--time-limit off lifts a resumed run's limit: a new run has none to lift")
+        given["time_limit"] = None
     if args.ray is not None:
         given["workers"] = args.workers or 1  # set from the cluster once connected
     elif args.resume is not None:
@@ -475,10 +484,13 @@ def _train(args: argparse.Namespace, training, factory) -> int:
         say(f"# stopped after {training.done} episodes; model saved to {model}")
         say(f"# resume with: {invoked_as()} train --resume {shlex.quote(str(out))}")
     else:
+        done = f"# done: {training.done} episodes"
+        if training.done < settings.episodes:  # not stopped: the time limit ended it
+            done += f" in the time limit of {settings.time_limit} ({training.seconds / 60:.1f} minutes of training)"
         if training.plot_error is None:
-            say(f"# done: {training.done} episodes; model saved to {model}, curves in {out / 'progress.png'}")
+            say(f"{done}; model saved to {model}, curves in {out / 'progress.png'}")
         else:
-            say(f"# done: {training.done} episodes; model saved to {model}")
+            say(f"{done}; model saved to {model}")
         say("\n".join(next_steps(model, out, plot=training.plot_error is None)))
     return 0
 
@@ -497,6 +509,8 @@ def _header(training, verb: str) -> str:
     if settings.pretrain is not None:
         network, episodes = settings.pretrain_plan()
         methods += f", started from network {network} after {episodes} episodes of TD(0) ({out / PRETRAIN})"
+    if settings.time_limit is not None:
+        methods += f", at most {settings.time_limit} of training"
     if settings.start_over_below is not None:
         methods += (f", starting over while a start averages below {settings.start_over_below:g} at episode "
                     f"{settings.start_over_episode()} (start {training.start} of at most {MAX_STARTS})")
