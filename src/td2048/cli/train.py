@@ -486,7 +486,9 @@ def _train(args: argparse.Namespace, training, factory) -> int:
     else:
         done = f"# done: {training.done} episodes"
         if training.done < settings.episodes:  # not stopped: the time limit ended it
-            done += f" in the time limit of {settings.time_limit} ({training.seconds / 60:.1f} minutes of training)"
+            spent = (f"{training.seconds:.1f} seconds" if training.seconds < 120
+                     else f"{training.seconds / 60:.1f} minutes")
+            done += f" in the time limit of {settings.time_limit} ({spent} of training)"
         if training.plot_error is None:
             say(f"{done}; model saved to {model}, curves in {out / 'progress.png'}")
         else:
