@@ -369,7 +369,8 @@ class TrainingRun:
                                           self.start, self.seconds):
                     before, self.done = self.done, stats.episodes
                     self.seconds += stats.seconds
-                    valued = not stats.extra.get("start_over") and self._exact_due(before, stop)
+                    valued = not stats.extra.get("start_over") and (
+                        self._exact_due(before, stop) or (self.solution is not None and "time_limit" in stats.extra))
                     if valued:
                         stats.extra["exact"] = self.exact()
                     log.write(json.dumps(stats.to_json()) + "\n")

@@ -149,7 +149,8 @@ def train_blocks(settings: TrainSettings, learner: Learner, done: int, teacher=N
         is its start's number, and the block at ``settings.start_over_episode()`` whose average is below the
         bar (in a start before the :data:`td2048.settings.MAX_STARTS`-th) has ``extra["start_over"]`` True:
         when it is yielded, the learner has started over (:meth:`Learner.start_over`), and the next blocks
-        count from episode 0.
+        count from episode 0. With ``settings.time_limit``, the block cut to the time left, the last, has
+        ``extra["time_limit"]`` True.
 
     Raises
     ------
@@ -197,6 +198,8 @@ def train_blocks(settings: TrainSettings, learner: Learner, done: int, teacher=N
             extra["restarted"] = int(block.restarted.sum())
         if check is not None:
             extra["start"] = start
+        if last:
+            extra["time_limit"] = True  # the block cut to the time left: the run's last
         stats = BlockStats.from_block(done, block.scores[natural], block.max_codes[natural], block.moves,
                                       block.seconds, game=learner.network.game, **extra)
         if done == check and start < MAX_STARTS and stats.avg < settings.start_over_below:
