@@ -21,7 +21,8 @@ its value. For each model, games of its player (greedy, or searched ``--depth`` 
 move at a time from ``--seed``, and of the games that reach ``--tile`` this prints (a Markdown table):
 where the tile first appears (a corner or not), the longest chain that ever runs from it (the tile, then
 half its value on a neighbouring cell, and so on), and how often the tile, its half and its quarter stand
-in a line along an edge from a corner, the start of the chain that builds the next tile.
+in a line along an edge from a corner, the start of the chain that builds the next tile (and, on a board that is
+not square, how often of those along one of its long sides).
 """
 
 from __future__ import annotations
@@ -51,6 +52,12 @@ def edge_lines(rows: int, cols: int) -> list[tuple[int, int, int]]:
         if rows >= 3:
             lines.append(tuple((r + i * dr) * FRAME + c for i in range(3)))
     return lines
+
+
+def along_long_side(line: tuple[int, int, int], rows: int, cols: int) -> bool:
+    """Whether a line of :func:`edge_lines` runs along one of the board's long sides (False on a square board)."""
+    across_a_row = abs(line[1] - line[0]) == 1
+    return (cols > rows) if across_a_row else (rows > cols)
 
 
 def longest_chain(codes: dict[int, int], start: int, near: dict[int, list[int]]) -> int:
@@ -93,7 +100,8 @@ def follow(model: str, tile: int, games: int, depth: int, seed: int, endgames=()
     agent = Agent(net, seed=seed, depth=depth)
     values = np.zeros(4)
     counts = {"reached": 0, "in a corner": 0, "chain 1": 0, "chain 2": 0, "chain 3": 0,
-              "chain 4+": 0, "on an edge line": 0, "score": 0.0, "score squared": 0.0, "table moves": 0}
+              "chain 4+": 0, "on an edge line": 0, "on a long side": 0, "score": 0.0, "score squared": 0.0,
+              "table moves": 0}
     for i in range(len(endgames)):
         counts.update({f"entered {i}": 0, f"held {i}": 0, f"perfect {i}": 0.0, f"built {i}": 0})
     next_code = [max(c for _, c in table.endgame.fixed) + 1 for table in endgames]
@@ -118,7 +126,7 @@ def follow(model: str, tile: int, games: int, depth: int, seed: int, endgames=()
     for g in range(first_game, first_game + games):
         agent.start_game(g)
         board = agent.spawn(agent.spawn(agent.empty_board))
-        first, chain, lined = None, 0, False
+        first, chain, lined, long_side = None, 0, False, False
         entered = [False] * len(endgames)
         built = [False] * len(endgames)
         score = 0
@@ -143,8 +151,10 @@ def follow(model: str, tile: int, games: int, depth: int, seed: int, endgames=()
             if at:
                 first = first if first is not None else at[0] in corners
                 chain = max(chain, *(longest_chain(codes, i, near) for i in at))
-                lined = lined or any(codes[a] == code and codes[b] == code - 1 and codes[c] == code - 2
-                                     for a, b, c in lines)
+                chained = [line for line in lines if codes[line[0]] == code and codes[line[1]] == code - 1
+                           and codes[line[2]] == code - 2]
+                lined = lined or bool(chained)
+                long_side = long_side or any(along_long_side(line, rows, cols) for line in chained)
             d = table_move(row) if play_endgames and not isinstance(board, tuple) else None
             if d is not None:
                 after, reward = py_move(board, d, net.board)
@@ -162,6 +172,7 @@ def follow(model: str, tile: int, games: int, depth: int, seed: int, endgames=()
             counts["in a corner"] += first
             counts[f"chain {chain}" if chain < 4 else "chain 4+"] += 1
             counts["on an edge line"] += lined
+            counts["on a long side"] += long_side
     for i, held in enumerate(chances):
         for q in (10, 50, 90):
             counts[f"perfect {i} p{q}"] = float(np.percentile(held, q)) if held else math.nan
@@ -191,8 +202,8 @@ def main(argv=None) -> int:
     endgames = [load_solution(path, endgame=True, verify=False) for path in args.endgame]
     found = []
     print(f"| player | games | average (95%) | reach {args.tile} | first in a corner | longest chain behind it: 1 | 2 "
-          f"| 3 | 4+ | {args.tile}, {args.tile // 2}, {args.tile // 4} along an edge |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          f"| 3 | 4+ | {args.tile}, {args.tile // 2}, {args.tile // 4} along an edge | of them along a long side |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for item in args.model:
         label, _, path = item.rpartition("=")
         c = follow(path, args.tile, args.games, args.depth, args.seed, endgames, args.play_endgame, args.first_game)
@@ -203,9 +214,10 @@ def main(argv=None) -> int:
         share = [f"{100 * c[k] / n:.1f}%" for k in ("in a corner", "chain 1", "chain 2", "chain 3", "chain 4+",
                                                       "on an edge line")]
         spread = 1.96 * math.sqrt(max(c["score squared"] - c["score"] ** 2, 0.0) / max(args.games - 1, 1))
+        long_share = f"{100 * c['on a long side'] / c['on an edge line']:.1f}%" if c["on an edge line"] else "-"
         print(f"| {label or path} | {args.games:,} | {c['score']:,.0f} (+- {spread:,.0f}) | "
               f"{100 * c['reached'] / args.games:.1f}% | "
-              + " | ".join(share) + " |")
+              + " | ".join(share) + f" | {long_share} |")
     if endgames:
         print()
         print("| player | endgame | games that enter it | its table holds the entry | perfect play builds the goal "

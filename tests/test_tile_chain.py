@@ -25,6 +25,13 @@ def test_edge_lines_start_in_a_corner_and_run_along_an_edge():
     assert len(tile_chain.edge_lines(2, 2)) == 0  # no line of three fits
 
 
+def test_a_line_along_a_long_side_is_told_from_one_along_a_short_side():
+    assert tile_chain.along_long_side((0, 4, 8), 4, 3)  # down a column of 4 rows
+    assert not tile_chain.along_long_side((0, 1, 2), 4, 3)  # along a row of 3 cells
+    assert tile_chain.along_long_side((2, 1, 0), 3, 4) and not tile_chain.along_long_side((0, 4, 8), 3, 4)
+    assert not any(tile_chain.along_long_side(line, 4, 4) for line in tile_chain.edge_lines(4, 4))
+
+
 def test_the_longest_chain_halves_tile_by_tile():
     near = tile_chain.neighbours(4, 3)
     codes = dict.fromkeys(near, 0)
