@@ -293,6 +293,33 @@ def test_otd_then_tc_run_resumes_bit_for_bit_and_the_model_keeps_the_accumulator
         TrainingRun.resume(tmp_path / "run", {"episodes": 500})
 
 
+def test_promote_at_copies_each_stage_from_the_one_before_once_in_each_start(tmp_path, cli_env):
+    net = Network(parse_network(SMALL, stages=parse_stages(STAGES)))
+    learner = Learner(net, seed=4, threads=2)
+    learner.run(200, 1.0, LearningOptions(promote=False), tc=True)
+    n = net.spec.stage_weights
+    first, first_acc = net.weights[:n].copy(), net.accumulators[:2 * n].copy()
+    assert np.any(net.weights[n:2 * n] != first)  # the second stage learned apart
+    learner.promote_stages()
+    assert np.array_equal(net.weights[n:2 * n], first) and np.array_equal(net.weights[:n], first)
+    assert np.array_equal(net.accumulators[2 * n:4 * n], first_acc)
+
+    settings = TrainSettings(network=SMALL, stages=STAGES, promote_at=200, tc_from="0", episodes=400, block=100,
+                             seed=2, restarts=0.2, start_over_below=1e9, start_over_at=100)
+    _, stats = train(settings)
+    assert [(s.extra["start"], s.extra.get("promoted", False)) for s in stats][-4:] == [
+        (5, False), (5, True), (5, False), (5, False)]  # each start thrown away at 100, before its promotion
+    assert not settings.learning_options().promote  # the kernels' promotion at a stage's first board is off
+
+    r = td2048("train", "--network", SMALL, "--stages", STAGES, "--promote-at", 150, "--episodes", 200, "--block", 100,
+               "--seed", 1, "--out", tmp_path / "run", env=cli_env)
+    assert r.returncode == 0, r.stderr
+    assert "stages learned apart until episode 150, then each promoted from the one before" in r.stdout
+    assert "# episode 150: each stage after the first is now a copy of the one before it" in r.stdout
+    log = [json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text().splitlines()]
+    assert [(b["episodes"], b.get("promoted", False)) for b in log] == [(100, False), (150, True), (200, False)]
+
+
 def test_cli_methods_and_their_errors(tmp_path, cli_env):
     run = tmp_path / "run"
     r = td2048("train", "--network", SMALL, "--episodes", 200, "--block", 100, "--seed", 1, "--stages", STAGES,
@@ -325,6 +352,8 @@ def test_cli_methods_and_their_errors(tmp_path, cli_env):
                            (["--network", "4x6", "--tc", "--tc-records", "--memory-limit", "1GiB"],
                             "--tc-records needs"),
                            (["--restarts", "1"], "--restarts must be"),
+                           (["--promote-at", "3"], "it needs --stages"),
+                           (["--stages", STAGES, "--promote-at", "5"], "--promote-at must be an episode within"),
                            (["--restart-tile", "3000"], "--restart-tile must be a tile"),
                            (["--optimistic", "5", "--init", run / "model.td2048"], "with --init"),
                            (["--network", "4x6", "--tc", "--memory-limit", "512MiB"], "over the memory limit")):

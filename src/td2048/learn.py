@@ -198,6 +198,18 @@ class Learner:
             self.change_flags[:] = 1
         self.unflagged = True
 
+    def promote_stages(self) -> None:
+        """Each stage of the network after the first becomes a copy of the one before it, as it is now, TC's
+        accumulators with it (:meth:`td2048.network.Network.promote_stages`); what the threads learned is merged
+        first, and the threads' copies and flags take the new weights."""
+        self._leave_records()
+        self.merge()
+        self.network.promote_stages()
+        self.sync()
+        if self.change_flags is not None:
+            self.change_flags[:] = 1
+        self.unflagged = True
+
     def track_changes(self) -> np.ndarray:
         """Have the blocks flag the chunks of weights they change (for a sync that lists only those).
 

@@ -325,6 +325,23 @@ class Network:
         else:
             self.weights.fill(0.0)
 
+    def promote_stages(self) -> None:
+        """Each stage after the first becomes a copy of the one before it as it is now, TC's accumulators with it
+        where the network has them (weight promotion made at a chosen time: ``td2048 train --promote-at``).
+
+        Raises
+        ------
+        TD2048Error
+            When the network has one stage.
+        """
+        if not self.spec.stages:
+            raise TD2048Error("promoting stages needs a multistage network (--stages)")
+        n = self.spec.stage_weights
+        for k in range(self.spec.n_stages - 1, 0, -1):  # the last first: each from the one before as it was
+            self.weights[k * n:(k + 1) * n] = self.weights[(k - 1) * n:k * n]
+            if self.accumulators is not None:
+                self.accumulators[2 * k * n:2 * (k + 1) * n] = self.accumulators[2 * (k - 1) * n:2 * k * n]
+
     def start_from(self, source: Network) -> None:
         """Start a network of one tuple from another network's values.
 

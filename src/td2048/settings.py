@@ -167,6 +167,9 @@ class TrainSettings:
         Multistage: thresholds as tiles, ``"16384"``, ``"8192,16384"`` or ``"16384+8192"``; None: one stage.
     promote : bool
         Multistage: a stage entered for the first time starts from the previous one's weights.
+    promote_at : int or None
+        Multistage: the stages learn apart from fresh weights until this episode of each start, where each stage
+        after the first becomes a copy of the one before it (TC's accumulators with it); None: ``promote`` rules.
     tc_from : str or None
         Temporal coherence from this episode on (``"0"``, ``"900000"``, ``"90%"``); None: never.
     tc_alpha : float
@@ -265,6 +268,7 @@ class TrainSettings:
     optimistic: float = 0.0
     stages: str | None = None
     promote: bool = True
+    promote_at: int | None = None
     tc_from: str | None = None
     tc_alpha: float = DEFAULT_TC_ALPHA
     tc_start_rate: float | None = None
@@ -398,6 +402,14 @@ class TrainSettings:
         elif self.endgame_starts:
             raise TD2048Error("--endgame-starts starts episodes from an endgame's start: it needs --endgame")
         self._check_start_over()
+        if self.promote_at is not None:
+            if not (isinstance(self.promote_at, int) and 1 <= self.promote_at < self.episodes):
+                raise TD2048Error(f"--promote-at must be an episode within the run's {self.episodes}, not "
+                                  f"{self.promote_at}")
+            if not self.stages:
+                raise TD2048Error("--promote-at copies each stage into the next: it needs --stages")
+            if self.workers:
+                raise TD2048Error("--promote-at copies the stages in this process: it takes no --ray")
         if (self.lam > 0 or self.nstep > 1) and self.update != "backward":
             raise TD2048Error("--lambda and --nstep need --update backward (returns are computed at the episode's end)")
 
@@ -489,7 +501,8 @@ class TrainSettings:
             When one of them is out of range or malformed.
         """
         return LearningOptions(update=self.update, lam=self.lam, nstep=self.nstep, explore=self.explore,
-                               promote=self.promote, restarts=self.restarts, restart_code=self.restart_code(),
+                               promote=self.promote and self.promote_at is None, restarts=self.restarts,
+                               restart_code=self.restart_code(),
                                tc_start_rate=self.tc_start_rate, target=self.target, teacher_moves=self.teacher_moves,
                                endgame_starts=self.endgame_starts,
                                teacher_loss=self.teacher_loss)

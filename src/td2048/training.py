@@ -149,8 +149,10 @@ def train_blocks(settings: TrainSettings, learner: Learner, done: int, teacher=N
         is its start's number, and the block at ``settings.start_over_episode()`` whose average is below the
         bar (in a start before the :data:`td2048.settings.MAX_STARTS`-th) has ``extra["start_over"]`` True:
         when it is yielded, the learner has started over (:meth:`Learner.start_over`), and the next blocks
-        count from episode 0. With ``settings.time_limit``, the block cut to the time left, the last, has
-        ``extra["time_limit"]`` True.
+        count from episode 0. With ``settings.promote_at``, the block that ends there (in a start kept past it)
+        has ``extra["promoted"]`` True: when it is yielded, the stages have been promoted
+        (:meth:`Learner.promote_stages`). With ``settings.time_limit``, the block cut to the time left, the last,
+        has ``extra["time_limit"]`` True.
 
     Raises
     ------
@@ -181,6 +183,8 @@ def train_blocks(settings: TrainSettings, learner: Learner, done: int, teacher=N
             n = min(n, tc_start - done)  # a block ends where TC begins
         if check is not None and done < check:
             n = min(n, check - done)  # and where a start is checked
+        if settings.promote_at is not None and done < settings.promote_at:
+            n = min(n, settings.promote_at - done)  # and where the stages are promoted
         alpha = settings.tc_alpha if tc else alpha_at(settings.alpha_schedule, settings.alpha, done)
         if teacher is None and endgame is None:
             block = learner.run(n, alpha, options, done, tc)
@@ -206,4 +210,7 @@ def train_blocks(settings: TrainSettings, learner: Learner, done: int, teacher=N
             stats.extra["start_over"] = True
             learner.start_over(settings.optimistic)
             done, start = 0, start + 1
+        elif done == settings.promote_at:
+            learner.promote_stages()
+            stats.extra["promoted"] = True
         yield stats

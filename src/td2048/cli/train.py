@@ -213,6 +213,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "on it: 16384 (2 stages), 8192,16384 (3), 16384+8192 (both tiles; TDL2048+'s 24576)")
     p.add_argument("--no-promotion", dest="promote", action="store_false", default=None,
                    help="multistage: a new stage starts from the initial weights, not from the previous stage's")
+    p.add_argument("--promote-at", type=positive_int_arg, default=None, metavar="EPISODE",
+                   help="multistage: the stages learn apart from fresh weights until this episode (of each start), "
+                        "where each stage after the first becomes a copy of the one before it, TC's accumulators "
+                        "with it: promotion once the first stage plays well, not at the first board of a stage")
     p.add_argument("--restarts", type=float, default=None, metavar="P",
                    help="start this share of episodes (0 <= P < 1) from boards kept from earlier games: each "
                         "game from the start keeps its first board with --restart-tile (the statistics count "
@@ -261,10 +265,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 _SETTING_OPTIONS = ("game", "cells", "network", "isomorphisms", "clamp", "episodes", "alpha", "update", "seed", "block",
                     "threads", "snapshot_every", "memory_limit", "init", "lam", "nstep", "alpha_schedule",
-                    "explore", "method", "merge_every", "optimistic", "stages", "promote", "tc_from", "tc_alpha",
-                    "tc_start_rate", "tc_records", "restarts", "restart_tile", "sync_every", "board", "exact",
-                    "exact_every", "target", "teacher", "teacher_moves", "teacher_loss", "endgame", "endgame_starts",
-                    "pretrain", "start_over_below", "start_over_at", "time_limit")
+                    "explore", "method", "merge_every", "optimistic", "stages", "promote", "promote_at", "tc_from",
+                    "tc_alpha", "tc_start_rate", "tc_records", "restarts", "restart_tile", "sync_every", "board",
+                    "exact", "exact_every", "target", "teacher", "teacher_moves", "teacher_loss", "endgame",
+                    "endgame_starts", "pretrain", "start_over_below", "start_over_at", "time_limit")
 
 
 class _Output:
@@ -507,7 +511,11 @@ def _header(training, verb: str) -> str:
         + (", on records" if settings.tc_records and not settings.workers else "")
         + f") from episode {settings.tc_start()}",
         f", restarts {settings.restarts:g}" if settings.restarts else "",
-        ", new stages fresh (no promotion)" if settings.stages and not settings.promote else ""])
+        f" from the first {settings.restart_tile}" if settings.restarts and settings.restart_tile else "",
+        ", new stages fresh (no promotion)" if settings.stages and not settings.promote
+        and settings.promote_at is None else "",
+        f", stages learned apart until episode {settings.promote_at}, then each promoted from the one before"
+        if settings.promote_at is not None else ""])
     if settings.pretrain is not None:
         network, episodes = settings.pretrain_plan()
         methods += f", started from network {network} after {episodes} episodes of TD(0) ({out / PRETRAIN})"
@@ -528,6 +536,14 @@ def _header(training, verb: str) -> str:
     targets = {"expected": ", expected targets", "expected-all": ", expected targets for every move",
                "ranked": ", expected targets, the moves ranked by them"}
     updates = f"{settings.update} updates" + targets.get(settings.target, "")
+    if settings.nstep:
+        updates += f" of {settings.nstep}-step returns"
+    elif settings.lam:
+        updates += f" of lambda-returns (lambda {settings.lam:g})"
+    if settings.alpha_schedule != "const":
+        updates += f", alpha scheduled {settings.alpha_schedule}"
+    if settings.explore != "none":
+        updates += f", exploring {settings.explore}"
     if settings.teacher is not None:
         loss = ", the regret loss" if settings.teacher_loss == "regret" else ""
         updates = (f"distilled from {settings.teacher}{loss} ({settings.teacher_moves:g} of the episodes perfect "
@@ -555,6 +571,9 @@ def _blocks(args: argparse.Namespace, training, say: _Output, stop: _StopRequest
             progress = Progress(training.settings.episodes, 0, enabled=progress.enabled,
                                 win_tile=WIN_TILE[training.settings.game])
             continue
+        if stats.extra.get("promoted"):
+            say(f"# episode {stats.episodes}: each stage after the first is now a copy of the one before it "
+                "(--promote-at)\n", flush=True)
         progress.update(stats)
     progress.clear()
     return training.finish()
