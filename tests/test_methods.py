@@ -302,7 +302,8 @@ def test_promote_at_copies_each_stage_from_the_one_before_once_in_each_start(tmp
     assert np.any(net.weights[n:2 * n] != first)  # the second stage learned apart
     learner.promote_stages()
     assert np.array_equal(net.weights[n:2 * n], first) and np.array_equal(net.weights[:n], first)
-    assert np.array_equal(net.accumulators[2 * n:4 * n], first_acc)
+    assert np.array_equal(net.accumulators[:2 * n], first_acc)  # the promoted stage's TC rates start afresh
+    assert np.all(net.accumulators[2 * n:4 * n] == np.finfo(np.float32).tiny)
 
     settings = TrainSettings(network=SMALL, stages=STAGES, promote_at=200, tc_from="0", episodes=400, block=100,
                              seed=2, restarts=0.2, start_over_below=1e9, start_over_at=100)

@@ -198,13 +198,13 @@ class Learner:
             self.change_flags[:] = 1
         self.unflagged = True
 
-    def promote_stages(self) -> None:
-        """Each stage of the network after the first becomes a copy of the one before it, as it is now, TC's
-        accumulators with it (:meth:`td2048.network.Network.promote_stages`); what the threads learned is merged
-        first, and the threads' copies and flags take the new weights."""
+    def promote_stages(self, rate: float = 1.0) -> None:
+        """Each stage of the network after the first becomes a copy of the one before it, as it is now, its TC
+        accumulators fresh at ``rate`` (:meth:`td2048.network.Network.promote_stages`); what the threads learned
+        is merged first, and the threads' copies and flags take the new weights."""
         self._leave_records()
         self.merge()
-        self.network.promote_stages()
+        self.network.promote_stages(rate)
         self.sync()
         if self.change_flags is not None:
             self.change_flags[:] = 1

@@ -106,12 +106,25 @@ def fresh_accumulators(n_weights: int, rate: float = 1.0) -> np.ndarray:
         acc = aligned_zeros(2 * n_weights)
     except MemoryError:
         raise TD2048Error(f"not enough memory for {format_bytes(8 * n_weights)} of TC accumulators") from None
+    fill_fresh_accumulators(acc, rate)
+    return acc
+
+
+def fill_fresh_accumulators(acc: np.ndarray, rate: float = 1.0) -> None:
+    """Set TC's accumulators (pairs, as :func:`fresh_accumulators` makes them) as a TC phase starts them.
+
+    Parameters
+    ----------
+    acc : numpy.ndarray
+        ``float32[2 * n]``, written in place.
+    rate : float
+        Each weight's first rate, in (0, 1].
+    """
     if rate == 1.0:
         acc[:] = np.finfo(np.float32).tiny
     else:
         acc[0::2] = rate * TC_START_EVIDENCE
         acc[1::2] = TC_START_EVIDENCE
-    return acc
 
 
 class Network:
@@ -325,9 +338,15 @@ class Network:
         else:
             self.weights.fill(0.0)
 
-    def promote_stages(self) -> None:
-        """Each stage after the first becomes a copy of the one before it as it is now, TC's accumulators with it
-        where the network has them (weight promotion made at a chosen time: ``td2048 train --promote-at``).
+    def promote_stages(self, rate: float = 1.0) -> None:
+        """Each stage after the first becomes a copy of the one before it as it is now, and TC's accumulators of
+        those stages, where the network has them, start afresh, as those of a stage promoted at its first board
+        keep their start (weight promotion made at a chosen time: ``td2048 train --promote-at``).
+
+        Parameters
+        ----------
+        rate : float
+            The promoted stages' weights' first TC rate (:func:`fresh_accumulators`).
 
         Raises
         ------
@@ -339,8 +358,8 @@ class Network:
         n = self.spec.stage_weights
         for k in range(self.spec.n_stages - 1, 0, -1):  # the last first: each from the one before as it was
             self.weights[k * n:(k + 1) * n] = self.weights[(k - 1) * n:k * n]
-            if self.accumulators is not None:
-                self.accumulators[2 * k * n:2 * (k + 1) * n] = self.accumulators[2 * (k - 1) * n:2 * k * n]
+        if self.accumulators is not None:
+            fill_fresh_accumulators(self.accumulators[2 * n:2 * self.spec.stage_markers], rate)
 
     def start_from(self, source: Network) -> None:
         """Start a network of one tuple from another network's values.

@@ -169,7 +169,7 @@ class TrainSettings:
         Multistage: a stage entered for the first time starts from the previous one's weights.
     promote_at : int or None
         Multistage: the stages learn apart from fresh weights until this episode of each start, where each stage
-        after the first becomes a copy of the one before it (TC's accumulators with it); None: ``promote`` rules.
+        after the first becomes a copy of the one before it (its TC rates fresh); None: ``promote`` rules.
     tc_from : str or None
         Temporal coherence from this episode on (``"0"``, ``"900000"``, ``"90%"``); None: never.
     tc_alpha : float
