@@ -304,6 +304,8 @@ def test_promote_at_copies_each_stage_from_the_one_before_once_in_each_start(tmp
     assert np.array_equal(net.weights[n:2 * n], first) and np.array_equal(net.weights[:n], first)
     assert np.array_equal(net.accumulators[:2 * n], first_acc)  # the promoted stage's TC rates start afresh
     assert np.all(net.accumulators[2 * n:4 * n] == np.finfo(np.float32).tiny)
+    learner.promote_stages(0.1)
+    assert np.all(net.accumulators[2 * n:4 * n:2] == np.float32(0.1 * TC_START_EVIDENCE))
 
     settings = TrainSettings(network=SMALL, stages=STAGES, promote_at=200, tc_from="0", episodes=400, block=100,
                              seed=2, restarts=0.2, start_over_below=1e9, start_over_at=100)
@@ -311,6 +313,7 @@ def test_promote_at_copies_each_stage_from_the_one_before_once_in_each_start(tmp
     assert [(s.extra["start"], s.extra.get("promoted", False)) for s in stats][-4:] == [
         (5, False), (5, True), (5, False), (5, False)]  # each start thrown away at 100, before its promotion
     assert not settings.learning_options().promote  # the kernels' promotion at a stage's first board is off
+    assert settings.promoted_tc_rate() == np.float32(0.1)  # alpha 0.1 over TC's 1.0: a TD step, not TC's whole one
 
     r = td2048("train", "--network", SMALL, "--stages", STAGES, "--promote-at", 150, "--episodes", 200, "--block", 100,
                "--seed", 1, "--out", tmp_path / "run", env=cli_env)

@@ -169,7 +169,8 @@ class TrainSettings:
         Multistage: a stage entered for the first time starts from the previous one's weights.
     promote_at : int or None
         Multistage: the stages learn apart from fresh weights until this episode of each start, where each stage
-        after the first becomes a copy of the one before it (its TC rates fresh); None: ``promote`` rules.
+        after the first becomes a copy of the one before it (its TC rates fresh at :meth:`promoted_tc_rate`);
+        None: ``promote`` rules.
     tc_from : str or None
         Temporal coherence from this episode on (``"0"``, ``"900000"``, ``"90%"``); None: never.
     tc_alpha : float
@@ -580,6 +581,18 @@ class TrainSettings:
         if start is None or (start == 0 and self.init is None):
             return 1.0
         return min(1.0, alpha_at(self.alpha_schedule, self.alpha, start) / self.tc_alpha)
+
+    def promoted_tc_rate(self) -> float:
+        """The first TC rate of the weights that ``promote_at`` copies: learned weights, so the step of TD at that
+        episode over ``tc_alpha`` (as :meth:`default_tc_start_rate` starts TC after learned weights), not
+        ``tc_alpha``'s whole step, which throws much of the copy away.
+
+        Returns
+        -------
+        float
+            The rate, in (0, 1].
+        """
+        return min(1.0, alpha_at(self.alpha_schedule, self.alpha, self.promote_at or 0) / self.tc_alpha)
 
     def spec(self) -> NetworkSpec:
         """The network these settings describe.

@@ -211,6 +211,6 @@ def train_blocks(settings: TrainSettings, learner: Learner, done: int, teacher=N
             learner.start_over(settings.optimistic)
             done, start = 0, start + 1
         elif done == settings.promote_at:
-            learner.promote_stages(settings.tc_start_rate or 1.0)
+            learner.promote_stages(settings.promoted_tc_rate())
             stats.extra["promoted"] = True
         yield stats

@@ -215,8 +215,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="multistage: a new stage starts from the initial weights, not from the previous stage's")
     p.add_argument("--promote-at", type=positive_int_arg, default=None, metavar="EPISODE",
                    help="multistage: the stages learn apart from fresh weights until this episode (of each start), "
-                        "where each stage after the first becomes a copy of the one before it, its TC rates fresh: "
-                        "promotion once the first stage plays well, not at the first board of a stage")
+                        "where each stage after the first becomes a copy of the one before it, its TC rates fresh at "
+                        "--alpha / --tc-alpha (0.1, as after learned weights): promotion once the first stage plays "
+                        "well, not at the first board of a stage")
     p.add_argument("--restarts", type=float, default=None, metavar="P",
                    help="start this share of episodes (0 <= P < 1) from boards kept from earlier games: each "
                         "game from the start keeps its first board with --restart-tile (the statistics count "
