@@ -265,6 +265,13 @@ def test_restarts_keep_first_boards_and_start_from_them():
     Learner(without, seed=9).run(50, 0.1, LearningOptions(restarts=0.0, restart_code=6))
     assert np.array_equal(plain.weights, without.weights)  # no restarts: no random draws for them
 
+    beside = Learner(Network(parse_network(SMALL)), seed=9)  # the first board with a 64 and a 32 beside it
+    beside.run(400, 0.1, LearningOptions(restarts=0.5, restart_code=6, restart_beside=5))
+    held = beside._pool_states[0, 0]
+    boards = [np.uint64(b) for b in beside._pools[0, :held, 0]]
+    assert held > 0 and all(max_code(b) >= 6 for b in boards)
+    assert all(sum(((int(b) >> (4 * c)) & 15) >= 5 for c in range(16)) >= 2 for b in boards)
+
 
 def test_otd_then_tc_run_resumes_bit_for_bit_and_the_model_keeps_the_accumulators(tmp_path):
     settings = dict(network=SMALL, stages=STAGES, optimistic=50000, tc_from="50%", episodes=400, block=100, seed=2,
@@ -357,6 +364,8 @@ def test_cli_methods_and_their_errors(tmp_path, cli_env):
                             "--tc-records needs"),
                            (["--restarts", "1"], "--restarts must be"),
                            (["--promote-at", "3"], "it needs --stages"),
+                           (["--restart-beside", "1024"], "add --restarts"),
+                           (["--restarts", "0.3", "--restart-beside", "1000"], "--restart-beside must be a tile"),
                            (["--stages", STAGES, "--promote-at", "5"], "--promote-at must be an episode within"),
                            (["--restart-tile", "3000"], "--restart-tile must be a tile"),
                            (["--optimistic", "5", "--init", run / "model.td2048"], "with --init"),

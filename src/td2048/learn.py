@@ -300,7 +300,8 @@ class Learner:
         return learning_params(alpha / self.network.spec.n_features, options.lam, options.nstep,
                                exploration(options.explore), first, options.promote, options.restarts,
                                options.restart_code, options.teacher_moves, options.target == "expected-all",
-                               options.teacher_loss, options.target == "ranked", options.endgame_starts)
+                               options.teacher_loss, options.target == "ranked", options.endgame_starts,
+                               options.restart_beside)
 
     def _path(self, thread: int) -> tuple[np.ndarray, np.ndarray]:
         """A thread's episode path for the kernels: (boards, (reward, updated V) per move)."""

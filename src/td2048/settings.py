@@ -80,6 +80,8 @@ class LearningOptions:
     """Share of episodes started from boards kept from earlier games, in [0, 1)."""
     restart_code: int = 0
     """Code of the tile whose first board each game keeps for restarts."""
+    restart_beside: int = 0
+    """Restarts: the kept board also holds a second tile of at least this code (0: none needed)."""
     tc_start_rate: float = 1.0
     """Each weight's first TC rate, in (0, 1], where TC's accumulators are made."""
     target: str = "sample"
@@ -186,6 +188,8 @@ class TrainSettings:
         Share of episodes started from boards kept from earlier games.
     restart_tile : int or None
         A game's first board with this tile is kept for restarts; None: see :meth:`restart_code`.
+    restart_beside : int or None
+        Restarts: the kept board is the first that also holds a second tile of at least this one; None: any.
     workers : int
         Ray workers that learn at once, each on ``threads`` threads (``td2048 train --ray``); 0: this process.
     sync_every : float
@@ -276,6 +280,7 @@ class TrainSettings:
     tc_records: bool = False
     restarts: float = 0.0
     restart_tile: int | None = None
+    restart_beside: int | None = None
     workers: int = 0
     sync_every: float = DEFAULT_SYNC_SECONDS
     board: str = "4x4"
@@ -503,7 +508,7 @@ class TrainSettings:
         """
         return LearningOptions(update=self.update, lam=self.lam, nstep=self.nstep, explore=self.explore,
                                promote=self.promote and self.promote_at is None, restarts=self.restarts,
-                               restart_code=self.restart_code(),
+                               restart_code=self.restart_code(), restart_beside=self.restart_beside_code(),
                                tc_start_rate=self.tc_start_rate, target=self.target, teacher_moves=self.teacher_moves,
                                endgame_starts=self.endgame_starts,
                                teacher_loss=self.teacher_loss)
@@ -666,6 +671,28 @@ class TrainSettings:
         code = tile_code(self.game, self.restart_tile)
         if code is None:
             raise TD2048Error(f"--restart-tile must be a tile of {self.game}, not {self.restart_tile}")
+        return code
+
+    def restart_beside_code(self) -> int:
+        """Code of the second tile a board kept for restarts must hold (``restart_beside``); 0: none needed.
+
+        Returns
+        -------
+        int
+            The code.
+
+        Raises
+        ------
+        TD2048Error
+            When ``restart_beside`` is not a tile of the game, or comes without restarts.
+        """
+        if self.restart_beside is None:
+            return 0
+        code = tile_code(self.game, self.restart_beside)
+        if code is None:
+            raise TD2048Error(f"--restart-beside must be a tile of {self.game}, not {self.restart_beside}")
+        if self.restarts <= 0:
+            raise TD2048Error("--restart-beside sets which boards restarts keep: add --restarts P")
         return code
 
     def to_dict(self) -> dict:

@@ -225,6 +225,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--restart-tile", type=positive_int_arg, default=None, metavar="TILE",
                    help="the tile whose first board a game keeps for restarts (default: the first --stages "
                         "threshold's largest tile, else 2048, 2584 in 2584)")
+    p.add_argument("--restart-beside", type=positive_int_arg, default=None, metavar="TILE",
+                   help="with --restarts: a game keeps its first board that holds, beside the --restart-tile, a "
+                        "second tile of at least TILE (e.g. 1024 beside a 2048), so that restarts begin nearer "
+                        "the next tile (Jaskowski's carousel shaping)")
     p.add_argument("--start-over-below", type=positive_float_arg, default=None, metavar="SCORE",
                    help=f"throw a start away when its block that ends at --start-over-at averages below SCORE, and "
                         f"start over from fresh weights (its random stream goes on), at most {MAX_STARTS} starts in "
@@ -267,9 +271,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 _SETTING_OPTIONS = ("game", "cells", "network", "isomorphisms", "clamp", "episodes", "alpha", "update", "seed", "block",
                     "threads", "snapshot_every", "memory_limit", "init", "lam", "nstep", "alpha_schedule",
                     "explore", "method", "merge_every", "optimistic", "stages", "promote", "promote_at", "tc_from",
-                    "tc_alpha", "tc_start_rate", "tc_records", "restarts", "restart_tile", "sync_every", "board",
-                    "exact", "exact_every", "target", "teacher", "teacher_moves", "teacher_loss", "endgame",
-                    "endgame_starts", "pretrain", "start_over_below", "start_over_at", "time_limit")
+                    "tc_alpha", "tc_start_rate", "tc_records", "restarts", "restart_tile", "restart_beside",
+                    "sync_every", "board", "exact", "exact_every", "target", "teacher", "teacher_moves", "teacher_loss",
+                    "endgame", "endgame_starts", "pretrain", "start_over_below", "start_over_at", "time_limit")
 
 
 class _Output:
@@ -513,6 +517,7 @@ def _header(training, verb: str) -> str:
         + f") from episode {settings.tc_start()}",
         f", restarts {settings.restarts:g}" if settings.restarts else "",
         f" from the first {settings.restart_tile}" if settings.restarts and settings.restart_tile else "",
+        f" with a {settings.restart_beside} beside" if settings.restarts and settings.restart_beside else "",
         ", new stages fresh (no promotion)" if settings.stages and not settings.promote
         and settings.promote_at is None else "",
         f", stages learned apart until episode {settings.promote_at}, then each promoted from the one before"

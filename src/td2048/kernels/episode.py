@@ -57,6 +57,7 @@ from td2048.kernels.params import (
     FIRST_EPISODE,
     PROMOTE,
     RANK_MOVES,
+    RESTART_BESIDE,
     RESTART_CODE,
     RESTARTS,
 )
@@ -73,6 +74,7 @@ from td2048.kernels.templates.narrow_board import (
     EMPTY_BOARD,
     U64,
     board_low,
+    cell_code,
     load_board,
     max_code,
     move,
@@ -167,6 +169,16 @@ def epsilon_at(params, episode):
     return 0.0
 
 
+@njit(inline='always')
+def tiles_at_least(board, code):
+    """How many cells of the board hold a tile of at least this code."""
+    n = 0
+    for cell in range(16):
+        if cell_code(board, cell) >= code:
+            n += 1
+    return n
+
+
 @njit
 def can_move(table, board):
     """Whether the game goes on: some move changes the board."""
@@ -234,10 +246,11 @@ def play_from(table, w, dirty, rng, mode, params, path, board, score, steps, pre
     ranked = EXPECTED_TARGET and params[RANK_MOVES] > 0.0
     targets = np.zeros(4)
     recording = record_code < 99 and pool_boards.shape[0] > 0
+    beside = np.int64(params[RESTART_BESIDE])  # the kept board also holds a second tile of this code or more
     codes = np.zeros(16, np.int64)  # the table's view of a position (see endgame_choice)
     entered = False  # the table played in this episode
     while True:
-        if recording and max_code(board) >= record_code:
+        if recording and max_code(board) >= record_code and (beside == 0 or tiles_at_least(board, beside) >= 2):
             store_board(pool_boards, pool_state[1] % pool_boards.shape[0], board)
             pool_state[1] += 1
             pool_state[0] = min(pool_state[0] + 1, pool_boards.shape[0])

@@ -25,7 +25,8 @@ BACKUP_ALL = 12  # 1.0: expected targets back up every legal move's afterstate o
 TEACHER_LOSS = 13  # distillation: 0 each move's value toward perfect play's, 1 the regret loss on their ranking
 RANK_MOVES = 14  # expected targets: 1.0 also ranks each position's moves by their expected targets (regret loss)
 ENDGAME_STARTS = 15  # share of the episodes not restarted that start from an endgame's start (its table given)
-N_PARAMS = 16
+RESTART_BESIDE = 16  # restarts: the kept board also holds a second tile of at least this code (0: no second tile)
+N_PARAMS = 17
 
 NO_EXPLORATION = (0.0, 0.0, 0.0, 0.0)
 
@@ -35,7 +36,7 @@ def learning_params(alpha_split: float, lam: float = 0.0, nstep: int = 0,
                     promote: bool = True, restarts: float = 0.0, restart_code: int = 0,
                     teacher_moves: float = 0.0, backup_all: bool = False,
                     teacher_loss: str = "value", rank_moves: bool = False,
-                    endgame_starts: float = 0.0) -> np.ndarray:
+                    endgame_starts: float = 0.0, restart_beside: int = 0) -> np.ndarray:
     """The vector the learning kernels read.
 
     Parameters
@@ -70,6 +71,9 @@ def learning_params(alpha_split: float, lam: float = 0.0, nstep: int = 0,
     endgame_starts : float
         With an endgame's table: the share of the episodes not restarted that start from the endgame's start (its
         fixed tiles in an orientation drawn at random, two new tiles on the free cells).
+    restart_beside : int
+        Restarts: the kept board is the first that also holds, beside the tile of ``restart_code``, a second
+        tile of at least this code; 0: none needed.
 
     Returns
     -------
@@ -90,12 +94,13 @@ def learning_params(alpha_split: float, lam: float = 0.0, nstep: int = 0,
     params[TEACHER_LOSS] = float(teacher_loss == "regret")
     params[RANK_MOVES] = float(rank_moves)
     params[ENDGAME_STARTS] = endgame_starts
+    params[RESTART_BESIDE] = restart_beside
     return params
 
 
 # the names the generated kernel modules import (td2048.kernels.codegen)
 POSITIONS = ("ALPHA_SPLIT", "LAMBDA", "NSTEP", "EXPLORE_KIND", "EXPLORE_E0", "EXPLORE_E1", "EXPLORE_EPISODES",
              "FIRST_EPISODE", "PROMOTE", "RESTARTS", "RESTART_CODE", "TEACHER_MOVES", "BACKUP_ALL",
-             "TEACHER_LOSS", "RANK_MOVES", "ENDGAME_STARTS")
+             "TEACHER_LOSS", "RANK_MOVES", "ENDGAME_STARTS", "RESTART_BESIDE")
 
 __all__ = [*POSITIONS, "N_PARAMS", "NO_EXPLORATION", "POSITIONS", "learning_params"]
