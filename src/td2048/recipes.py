@@ -164,7 +164,6 @@ _RUN_KEYS = ("memory_limit", "threads", "episodes", "block", "snapshot_every")  
 _NETWORK_KEYS = ("network", "clamp", "isomorphisms")  # the first line's, after the board and game
 _START_KEYS = ("start_over_below", "start_over_at", "time_limit")  # the run's check and limit: a line before the last
 _OPTIONS = {"lam": "lambda"}  # settings whose option is not the field's name
-_WIDTH = 96  # the longest line of a wrapped command, its backslash and its indent included
 
 
 def recipe_command(board: str, game: str = "2048", which: int = 0, wrap: bool = False) -> str:
@@ -201,15 +200,15 @@ def plan_command(plan: dict, board: str, game: str = "2048", wrap: bool = False)
     wrap : bool
         Lines joined by backslashes: the board and network, then how it learns, then its start's check and its
         time limit if any, then the memory it may hold, its threads and its length (the research page's Recipes
-        block); a group longer than a line of 96 characters goes on over the next.
+        block).
 
     Returns
     -------
     str
         ``td2048 train --board B ...``.
     """
-    groups: list[list[list[str]]] = [[["td2048", "train", "--board", board] + (["--game", game] if game != "2048"
-                                                                                else [])], [], [], []]
+    groups: list[list[str]] = [["td2048", "train", "--board", board] + (["--game", game] if game != "2048" else []),
+                               [], [], []]
     for key, value in plan.items():
         text = f"{value:g}" if isinstance(value, float) else str(value)
         if key == "memory_limit":
@@ -221,19 +220,6 @@ def plan_command(plan: dict, board: str, game: str = "2048", wrap: bool = False)
             option = ["--tc"]
         elif key == "promote":  # a multistage network's new stages promoted (the default) or started fresh
             option = [] if value else ["--no-promotion"]
-        if option:
-            groups[group].append(option)
-    if not wrap:
-        return " ".join(" ".join(option) for options in groups for option in options)
-    lines: list[str] = []
-    for k, options in enumerate(groups):  # a group too long for a line goes on over the next, whole options
-        line = ""
-        for option in options:
-            text = " ".join(option)
-            if line and (k == 0 or len(line) + len(text) + 7 <= _WIDTH):  # its indent, a space, " \\"
-                line += " " + text
-            else:
-                lines += [line] if line else []
-                line = text
-        lines += [line] if line else []
-    return " \\\n    ".join(lines)
+        groups[group] += option
+    lines = [" ".join(words) for words in groups if words]
+    return (" \\\n    " if wrap else " ").join(lines)
