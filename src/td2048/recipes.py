@@ -162,7 +162,8 @@ def recipe(board: str, game: str = "2048", memory: int | None = None) -> dict:
 
 _RUN_KEYS = ("memory_limit", "threads", "episodes", "block", "snapshot_every")  # memory, threads, length: the last
 _NETWORK_KEYS = ("network", "clamp", "isomorphisms")  # the first line's, after the board and game
-_START_KEYS = ("start_over_below", "start_over_at", "time_limit")  # the run's check and limit: a line before the last
+# the run's start check and limit: a line before the last
+_START_KEYS = ("start_over_below", "start_over_without", "start_over_at", "max_starts", "time_limit")
 _OPTIONS = {"lam": "lambda"}  # settings whose option is not the field's name
 
 

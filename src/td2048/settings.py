@@ -39,7 +39,8 @@ returns); ``expected``, the mean over every new tile, with its probability, of t
 played one's (``--update forward``)."""
 TEACHER_LOSSES = ("value", "regret")
 MAX_STARTS = 5
-"""Starts a run makes at most with ``--start-over-below``: the last one is kept whatever it scores."""
+"""Starts a run makes at most with a start check (``--start-over-below``, ``--start-over-without``) unless
+``--max-starts`` says otherwise: the last one is kept whatever it scores."""
 TIME_LIMIT_SLACK = 0.01
 """The share of ``--time-limit`` within which a run has reached it (:meth:`TrainSettings.time_left`)."""
 MERGE_OFF = "off"  # --merge-every's word for no copies: TD's threads on one table
@@ -241,9 +242,16 @@ class TrainSettings:
         run starts over from fresh weights, its random stream going on, at most :data:`MAX_STARTS` starts in all
         (the last is kept whatever it scores). For methods whose starts split into good and bad ones (the 4x3
         recipe's). None: one start.
+    start_over_without : int or None
+        A start that has not reached a tile: when no game of the block that ends at ``start_over_at`` episodes
+        (of those played from the start, not restarted) built this tile, the start is thrown away as with
+        ``start_over_below`` (with both, a start must pass both). On 4x3 the starts that build a 4096 in their
+        first 100,000 episodes are the ones whose second stage learns it early. None: no such check.
     start_over_at : int or None
-        With ``start_over_below``: the episode, of each start, whose block average is checked (a block ends
-        there); None: the end of the first block.
+        With ``start_over_below`` or ``start_over_without``: the episode, of each start, whose block is checked
+        (a block ends there); None: the end of the first block.
+    max_starts : int
+        With a start check: the most starts the run makes (the last is kept whatever it scores).
     time_limit : str or None
         The most training time the run takes, ``30m``, ``1h``, ``90s``: the blocks' seconds, the starts thrown
         away included (not the time to start, snapshot or save); the run ends at ``episodes`` or there, whichever
@@ -294,7 +302,9 @@ class TrainSettings:
     endgame_starts: float = 0.0
     pretrain: str | None = None
     start_over_below: float | None = None
+    start_over_without: int | None = None
     start_over_at: int | None = None
+    max_starts: int = MAX_STARTS
     time_limit: str | None = None
 
     def validate(self) -> None:
@@ -420,24 +430,70 @@ class TrainSettings:
             raise TD2048Error("--lambda and --nstep need --update backward (returns are computed at the episode's end)")
 
     def _check_start_over(self) -> None:
-        """Check ``start_over_below`` and ``start_over_at`` (:meth:`_check_combinations`)."""
-        if self.start_over_below is None:
+        """Check the start check's settings (:meth:`_check_combinations`)."""
+        if not self.start_check():
             if self.start_over_at is not None:
-                raise TD2048Error("--start-over-at sets where a start is checked: add --start-over-below SCORE")
+                raise TD2048Error("--start-over-at sets where a start is checked: add --start-over-below SCORE or "
+                                  "--start-over-without TILE")
+            if self.max_starts != MAX_STARTS:
+                raise TD2048Error("--max-starts bounds the starts a start check makes: add --start-over-below "
+                                  "SCORE or --start-over-without TILE")
             return
-        if not (isinstance(self.start_over_below, (int, float)) and math.isfinite(self.start_over_below)
+        if self.start_over_below is not None and not (
+                isinstance(self.start_over_below, (int, float)) and math.isfinite(self.start_over_below)
                 and self.start_over_below > 0):
             raise TD2048Error(f"--start-over-below must be a positive score, not {self.start_over_below}")
+        if self.start_over_without is not None and tile_code(self.game, self.start_over_without) is None:
+            raise TD2048Error(f"--start-over-without must be a tile of {self.game}, not {self.start_over_without}")
+        if not (isinstance(self.max_starts, int) and self.max_starts >= 1):
+            raise TD2048Error(f"--max-starts must be at least 1, not {self.max_starts}")
         if self.start_over_at is not None and not (isinstance(self.start_over_at, int) and self.start_over_at >= 1):
             raise TD2048Error(f"--start-over-at must be an episode, at least 1, not {self.start_over_at}")
         if self.start_over_episode() >= self.episodes:
             raise TD2048Error(f"--start-over-at {self.start_over_episode()} checks a start after the run's "
                               f"{self.episodes} episodes: check it earlier, or train longer")
         if self.init is not None or self.pretrain is not None:
-            raise TD2048Error("--start-over-below starts over from fresh weights; with --init or --pretrain the "
+            raise TD2048Error("a start check starts over from fresh weights; with --init or --pretrain the "
                               "start is trained weights: leave one of them out")
         if self.workers:
-            raise TD2048Error("--start-over-below learns in this process: it takes no --ray")
+            raise TD2048Error("a start check learns in this process: it takes no --ray")
+
+    def start_check(self) -> bool:
+        """Whether each start is checked and may be thrown away (``start_over_below``, ``start_over_without``)."""
+        return self.start_over_below is not None or self.start_over_without is not None
+
+    def start_fails(self, avg: float, reach: dict[str, float]) -> str | None:
+        """Why a start fails its check, from the checked block's statistics.
+
+        Parameters
+        ----------
+        avg : float
+            The block's average score.
+        reach : dict of str to float
+            The block's reach rates, tile value -> share of its games (:class:`td2048.stats.BlockStats`).
+
+        Returns
+        -------
+        str or None
+            What the start fell short of ("averaged 17234, below 18500", "no game built a 4096"); None when it
+            passes (or nothing is checked).
+        """
+        if self.start_over_below is not None and avg < self.start_over_below:
+            return f"averaged {avg:.0f}, below {self.start_over_below:g}"
+        if self.start_over_without is not None and not reach.get(str(self.start_over_without), 0.0) > 0:
+            return f"no game built a {self.start_over_without}"
+        return None
+
+    def start_check_text(self) -> str:
+        """The start check in words, for the run's header; "" without one."""
+        if not self.start_check():
+            return ""
+        bars = []
+        if self.start_over_below is not None:
+            bars.append(f"averages below {self.start_over_below:g}")
+        if self.start_over_without is not None:
+            bars.append(f"built no {self.start_over_without}")
+        return f"starting over while a start {' or '.join(bars)} at episode {self.start_over_episode()}"
 
     def time_limit_seconds(self) -> float | None:
         """``time_limit`` in seconds.
@@ -480,14 +536,14 @@ class TrainSettings:
         return left if left > TIME_LIMIT_SLACK * limit else 0.0
 
     def start_over_episode(self) -> int | None:
-        """The episode, of each start, whose block average ``start_over_below`` checks.
+        """The episode, of each start, whose block the start check reads.
 
         Returns
         -------
         int or None
-            ``start_over_at``, else the first block's end; None without ``start_over_below``.
+            ``start_over_at``, else the first block's end; None without a start check (:meth:`start_check`).
         """
-        if self.start_over_below is None:
+        if not self.start_check():
             return None
         return self.block if self.start_over_at is None else self.start_over_at
 

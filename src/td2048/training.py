@@ -18,7 +18,7 @@ from td2048.errors import TD2048Error
 from td2048.learn import Learner
 from td2048.network import Network
 from td2048.schedules import alpha_at
-from td2048.settings import MAX_STARTS, TrainSettings
+from td2048.settings import TrainSettings
 from td2048.stats import BlockStats
 from td2048.teacher import teacher_arrays
 
@@ -82,7 +82,8 @@ def train(settings: TrainSettings, network: Network | None = None,
     -------
     tuple of (Network, list of BlockStats)
         The trained network and every block's statistics (the pretraining's first; with
-        ``settings.start_over_below``, the blocks of the starts thrown away too, each with ``extra["start"]``).
+        a start check (``settings.start_check()``), the blocks of the starts thrown away too, each with
+        ``extra["start"]``).
 
     Raises
     ------
@@ -136,7 +137,8 @@ def train_blocks(settings: TrainSettings, learner: Learner, done: int, teacher=N
         ``endgame`` field of each block: the moves the table chose, the episodes it played in, and those started
         from its start.
     start : int
-        With ``settings.start_over_below``: the start the run is in (1 the first; a resumed run's own).
+        With a start check (``settings.start_check()``): the start the run is in (1 the first; a resumed run's
+        own).
     seconds : float
         Training time already spent (a resumed run's blocks', the starts thrown away included), for
         ``settings.time_limit``: no block starts once the limit is reached, and the block that would pass it is
@@ -145,9 +147,10 @@ def train_blocks(settings: TrainSettings, learner: Learner, done: int, teacher=N
     Yields
     ------
     BlockStats
-        Each block's statistics as it ends. With ``settings.start_over_below``, each block's ``extra["start"]``
-        is its start's number, and the block at ``settings.start_over_episode()`` whose average is below the
-        bar (in a start before the :data:`td2048.settings.MAX_STARTS`-th) has ``extra["start_over"]`` True:
+        Each block's statistics as it ends. With a start check, each block's ``extra["start"]`` is its start's
+        number, and the block at ``settings.start_over_episode()`` that fails the check
+        (:meth:`TrainSettings.start_fails`; in a start before the ``settings.max_starts``-th) has
+        ``extra["start_over"]`` True:
         when it is yielded, the learner has started over (:meth:`Learner.start_over`), and the next blocks
         count from episode 0. With ``settings.promote_at``, the block that ends there (in a start kept past it)
         has ``extra["promoted"]`` True: when it is yielded, the stages have been promoted
@@ -206,7 +209,7 @@ def train_blocks(settings: TrainSettings, learner: Learner, done: int, teacher=N
             extra["time_limit"] = True  # the block cut to the time left: the run's last
         stats = BlockStats.from_block(done, block.scores[natural], block.max_codes[natural], block.moves,
                                       block.seconds, game=learner.network.game, **extra)
-        if done == check and start < MAX_STARTS and stats.avg < settings.start_over_below:
+        if done == check and start < settings.max_starts and settings.start_fails(stats.avg, stats.reach):
             stats.extra["start_over"] = True
             learner.start_over(settings.optimistic)
             done, start = 0, start + 1

@@ -230,13 +230,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "second tile of at least TILE (e.g. 1024 beside a 2048), so that restarts begin nearer "
                         "the next tile (Jaskowski's carousel shaping)")
     p.add_argument("--start-over-below", type=positive_float_arg, default=None, metavar="SCORE",
-                   help=f"throw a start away when its block that ends at --start-over-at averages below SCORE, and "
-                        f"start over from fresh weights (its random stream goes on), at most {MAX_STARTS} starts in "
+                   help="throw a start away when its block that ends at --start-over-at averages below SCORE, and "
+                        "start over from fresh weights (its random stream goes on), at most --max-starts starts in "
                         "all, the last kept whatever it scores; the starts thrown away are logged in starts.jsonl. "
                         "For methods whose starts split into good and bad ones, as the 4x3 recipe's do")
+    p.add_argument("--start-over-without", type=positive_int_arg, default=None, metavar="TILE",
+                   help="throw a start away, as --start-over-below does, when no game of its block that ends at "
+                        "--start-over-at built TILE (restarted games left out); with both, a start passes both")
     p.add_argument("--start-over-at", type=positive_int_arg, default=None, metavar="EPISODE",
-                   help="with --start-over-below: the episode, of each start, whose block is checked (default: the "
+                   help="with a start check: the episode, of each start, whose block is checked (default: the "
                         "first block's end)")
+    p.add_argument("--max-starts", type=positive_int_arg, default=None, metavar="N",
+                   help=f"with a start check: the most starts the run makes, the last kept whatever it scores "
+                        f"(default: {MAX_STARTS})")
     p.add_argument("--time-limit", default=None, metavar="TIME",
                    help="train at most TIME (90s, 30m, 1.5h) of training: the blocks' time, the starts thrown away "
                         "included, not the time to start, snapshot or save; the run ends at --episodes or there, "
@@ -273,7 +279,8 @@ _SETTING_OPTIONS = ("game", "cells", "network", "isomorphisms", "clamp", "episod
                     "explore", "method", "merge_every", "optimistic", "stages", "promote", "promote_at", "tc_from",
                     "tc_alpha", "tc_start_rate", "tc_records", "restarts", "restart_tile", "restart_beside",
                     "sync_every", "board", "exact", "exact_every", "target", "teacher", "teacher_moves", "teacher_loss",
-                    "endgame", "endgame_starts", "pretrain", "start_over_below", "start_over_at", "time_limit")
+                    "endgame", "endgame_starts", "pretrain", "start_over_below", "start_over_without",
+                    "start_over_at", "max_starts", "time_limit")
 
 
 class _Output:
@@ -527,9 +534,8 @@ def _header(training, verb: str) -> str:
         methods += f", started from network {network} after {episodes} episodes of TD(0) ({out / PRETRAIN})"
     if settings.time_limit is not None:
         methods += f", at most {settings.time_limit} of training"
-    if settings.start_over_below is not None:
-        methods += (f", starting over while a start averages below {settings.start_over_below:g} at episode "
-                    f"{settings.start_over_episode()} (start {training.start} of at most {MAX_STARTS})")
+    if settings.start_check():
+        methods += f", {settings.start_check_text()} (start {training.start} of at most {settings.max_starts})"
     if settings.exact is not None:
         every = "block" if settings.exact_every == 1 else f"{settings.exact_every} blocks"
         methods += f", valued exactly against {settings.exact} every {every}"
@@ -571,9 +577,10 @@ def _blocks(args: argparse.Namespace, training, say: _Output, stop: _StopRequest
         progress.clear()
         say(stats.table(), flush=True)
         if stats.extra.get("start_over"):
-            say(f"# start {training.start - 1} averaged {stats.avg:.0f} at episode {stats.episodes}, below "
-                f"{training.settings.start_over_below:g}: starting over from fresh weights (start {training.start} "
-                f"of at most {MAX_STARTS}; the blocks thrown away are in {training.directory / STARTS})\n", flush=True)
+            why = training.settings.start_fails(stats.avg, stats.reach)
+            say(f"# start {training.start - 1} at episode {stats.episodes}: {why}; starting over from fresh weights "
+                f"(start {training.start} of at most {training.settings.max_starts}; the blocks thrown away are in "
+                f"{training.directory / STARTS})\n", flush=True)
             progress = Progress(training.settings.episodes, 0, enabled=progress.enabled,
                                 win_tile=WIN_TILE[training.settings.game])
             continue
