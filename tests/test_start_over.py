@@ -1,4 +1,5 @@
-"""--start-over-below: a start that averages below a bar at its check is thrown away, and the run starts over."""
+"""Start checks: a start that averages below a bar (--start-over-below), or has built no game's TILE
+(--start-over-without), at its check is thrown away, and the run starts over (at most --max-starts starts)."""
 
 import json
 
@@ -50,8 +51,35 @@ def test_a_start_above_the_bar_is_kept(tmp_path):
     assert not (out / "starts.jsonl").exists()
 
 
+def test_a_start_that_built_no_tile_is_thrown_away_up_to_max_starts(tmp_path):
+    out = tmp_path / "run"
+    result = td2048(*RUN, "--episodes", "1500", "--start-over-without", "256", "--start-over-at", "500",
+                    "--max-starts", "3", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "built no 256 at episode 500 (start 1 of at most 3)" in result.stdout
+    assert result.stdout.count("no game built a 256; starting over from fresh weights") == 2
+    thrown = blocks(out / "starts.jsonl")
+    assert [b["start"] for b in thrown if b.get("start_over")] == [1, 2]
+    assert all(b["reach"].get("256", 0) == 0 for b in thrown)
+    assert {b["start"] for b in blocks(out / "log.jsonl")} == {3}
+
+
+def test_a_start_that_built_the_tile_is_kept_and_both_checks_must_pass():
+    base = dict(board="2x3", network="012,345", episodes=600, block=200, seed=5, tc_from="0", start_over_at=200)
+    network, stats = train(TrainSettings(**base, start_over_without=64))
+    assert stats[0].reach["64"] > 0 and [b.extra["start"] for b in stats] == [1, 1, 1]
+    settings = TrainSettings(**base, start_over_without=64, start_over_below=1e9, max_starts=2)
+    network, stats = train(settings)
+    assert [b.extra["start"] for b in stats] == [1, 2, 2, 2]
+    assert settings.start_fails(stats[0].avg, stats[0].reach).startswith("averaged")
+    assert settings.start_fails(1e9, {"32": 1.0}) == "no game built a 64"
+    assert settings.start_fails(1e9, {"64": 0.001}) is None
+
+
 @pytest.mark.parametrize("extra, fragment", [
     (["--start-over-at", "100"], "add --start-over-below"),
+    (["--max-starts", "3"], "--max-starts bounds"),
+    (["--start-over-without", "100"], "--start-over-without must be a tile of 2048"),
     (["--start-over-below", "100", "--start-over-at", "1000"], "after the run's 1000 episodes"),
     (["--start-over-below", "0"], "--start-over-below"),
     (["--network", "012345", "--start-over-below", "100", "--pretrain", "012:100"], "--init or --pretrain"),

@@ -50,12 +50,13 @@ RECIPES: dict[tuple[str, str], tuple[dict, ...]] = {
         # too large to solve here (its optimum is known): TC with lambda-returns on six 7-cell tuples (the next
         # recipe's, its four 6-cell tuples grown by a cell toward the first row or column), clamped at 4096, in two
         # stages cut at the 2048, the second started fresh, not promoted (2.81 GiB, 8.43 GiB with TC's
-        # accumulators), 30% of the games restarted from a game's first 2048 board, a start that averages below
-        # 18,500 at 200,000 episodes thrown away; half an hour of training on two threads (up to 5 million
-        # episodes), a snapshot every 15 minutes (a 9 GB file each)
+        # accumulators), 30% of the games restarted from a game's first 2048 board, a start thrown away unless
+        # by 100,000 episodes it averages 14,000 and has built a 4096 (at most 15 starts); half an hour of
+        # training on two threads (up to 5 million episodes), a snapshot every 15 minutes (a 9 GB file each)
         {"network": "0369142,147a250,0361472,0123456,0369147,147a036", "clamp": 12, "memory_limit": 10 << 30,
          "stages": "2048", "promote": False, "restarts": 0.3, "tc_from": "0", "update": "backward", "lam": 0.5,
-         "start_over_below": 18500.0, "start_over_at": 200_000, "threads": 2, "episodes": 5_000_000,
+         "start_over_below": 14000.0, "start_over_without": 4096, "start_over_at": 100_000, "max_starts": 15,
+         "threads": 2, "episodes": 5_000_000,
          "time_limit": "30m", "block": 100_000, "snapshot_every": "15m"},
         # for less memory: TC with lambda-returns on the board's 4x6 and two 7-cell tuples (a column and three
         # cells of the next), clamped at 4096, in two stages cut at the 2048 (1.1 GiB, 3.25 GiB with TC's
@@ -165,6 +166,7 @@ _NETWORK_KEYS = ("network", "clamp", "isomorphisms")  # the first line's, after 
 # the run's start check and limit: a line before the last
 _START_KEYS = ("start_over_below", "start_over_without", "start_over_at", "max_starts", "time_limit")
 _OPTIONS = {"lam": "lambda"}  # settings whose option is not the field's name
+_WIDTH = 96  # the longest line of a wrapped command, its backslash and its indent included
 
 
 def recipe_command(board: str, game: str = "2048", which: int = 0, wrap: bool = False) -> str:
@@ -201,15 +203,15 @@ def plan_command(plan: dict, board: str, game: str = "2048", wrap: bool = False)
     wrap : bool
         Lines joined by backslashes: the board and network, then how it learns, then its start's check and its
         time limit if any, then the memory it may hold, its threads and its length (the research page's Recipes
-        block).
+        block); a group longer than a line of 96 characters goes on over the next.
 
     Returns
     -------
     str
         ``td2048 train --board B ...``.
     """
-    groups: list[list[str]] = [["td2048", "train", "--board", board] + (["--game", game] if game != "2048" else []),
-                               [], [], []]
+    groups: list[list[list[str]]] = [[["td2048", "train", "--board", board] + (["--game", game] if game != "2048"
+                                                                                else [])], [], [], []]
     for key, value in plan.items():
         text = f"{value:g}" if isinstance(value, float) else str(value)
         if key == "memory_limit":
@@ -221,6 +223,19 @@ def plan_command(plan: dict, board: str, game: str = "2048", wrap: bool = False)
             option = ["--tc"]
         elif key == "promote":  # a multistage network's new stages promoted (the default) or started fresh
             option = [] if value else ["--no-promotion"]
-        groups[group] += option
-    lines = [" ".join(words) for words in groups if words]
-    return (" \\\n    " if wrap else " ").join(lines)
+        if option:
+            groups[group].append(option)
+    if not wrap:
+        return " ".join(" ".join(option) for options in groups for option in options)
+    lines: list[str] = []
+    for k, options in enumerate(groups):  # a group too long for a line goes on over the next, whole options
+        line = ""
+        for option in options:
+            text = " ".join(option)
+            if line and (k == 0 or len(line) + len(text) + 7 <= _WIDTH):  # its indent, a space, " \\"
+                line += " " + text
+            else:
+                lines += [line] if line else []
+                line = text
+        lines += [line] if line else []
+    return " \\\n    ".join(lines)
