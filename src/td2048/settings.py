@@ -459,7 +459,13 @@ class TrainSettings:
             raise TD2048Error("a start check learns in this process: it takes no --ray")
 
     def start_check(self) -> bool:
-        """Whether each start is checked and may be thrown away (``start_over_below``, ``start_over_without``)."""
+        """Whether each start is checked and may be thrown away.
+
+        Returns
+        -------
+        bool
+            True with ``start_over_below`` or ``start_over_without``.
+        """
         return self.start_over_below is not None or self.start_over_without is not None
 
     def start_fails(self, avg: float, reach: dict[str, float]) -> str | None:
@@ -485,7 +491,14 @@ class TrainSettings:
         return None
 
     def start_check_text(self) -> str:
-        """The start check in words, for the run's header; "" without one."""
+        """The start check in words, for the run's header.
+
+        Returns
+        -------
+        str
+            "starting over while a start averages below 14000 or built no 4096 at episode 100000"; "" without
+            a start check.
+        """
         if not self.start_check():
             return ""
         bars = []
