@@ -239,7 +239,7 @@ class TrainSettings:
     start_over_below : float or None
         A start that does not learn: when the block that ends at ``start_over_at`` episodes averages less than
         this score, its weights (and TC's accumulators and the boards kept for restarts) are thrown away and the
-        run starts over from fresh weights, its random stream going on, at most :data:`MAX_STARTS` starts in all
+        run starts over from fresh weights, its random stream going on, at most ``max_starts`` starts in all
         (the last is kept whatever it scores). For methods whose starts split into good and bad ones (the 4x3
         recipe's). None: one start.
     start_over_without : int or None
