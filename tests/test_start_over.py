@@ -57,7 +57,7 @@ def test_a_start_that_built_no_tile_is_thrown_away_up_to_max_starts(tmp_path):
                     "--max-starts", "3", "--out", str(out))
     assert result.returncode == 0, result.stderr
     assert "built no 256 at episode 500 (start 1 of at most 3)" in result.stdout
-    assert result.stdout.count("no game built a 256; starting over from fresh weights") == 2
+    assert result.stdout.count("no game built a 256 by episode 500; starting over from fresh weights") == 2
     thrown = blocks(out / "starts.jsonl")
     assert [b["start"] for b in thrown if b.get("start_over")] == [1, 2]
     assert all(b["reach"].get("256", 0) == 0 for b in thrown)
@@ -71,9 +71,32 @@ def test_a_start_that_built_the_tile_is_kept_and_both_checks_must_pass():
     settings = TrainSettings(**base, start_over_without=64, start_over_below=1e9, max_starts=2)
     network, stats = train(settings)
     assert [b.extra["start"] for b in stats] == [1, 2, 2, 2]
-    assert settings.start_fails(stats[0].avg, stats[0].reach).startswith("averaged")
-    assert settings.start_fails(1e9, {"32": 1.0}) == "no game built a 64"
-    assert settings.start_fails(1e9, {"64": 0.001}) is None
+    assert settings.start_fails(200, stats[0].avg, True).startswith("averaged")
+    assert settings.start_fails(200, 1e9, False) == "no game built a 64 by episode 200"
+    assert settings.start_fails(200, 1e9, True) is None
+    assert settings.start_fails(400, 0.0, False) is None  # no check there
+
+
+def test_each_check_at_its_own_episode(tmp_path):
+    out = tmp_path / "run"
+    result = td2048(*RUN, "--episodes", "1500", "--start-over-below", "1e9@500", "--start-over-without", "256@1000",
+                    "--max-starts", "2", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "averages below 1e+09 at episode 500 or built no 256 by episode 1000 (start 1 of at most 2)" in result.stdout
+    assert "# start 1: averaged" in result.stdout and "at episode 500, below 1e+09; starting over" in result.stdout
+    assert [b["episodes"] for b in blocks(out / "starts.jsonl")] == [500]  # thrown at the first check
+    assert [b["episodes"] for b in blocks(out / "log.jsonl")] == [500, 1000, 1500]
+    settings = json.loads((out / "settings.json").read_text())
+    assert (settings["start_over_below_at"], settings["start_over_without_at"]) == (500, 1000)
+
+
+def test_a_start_passes_the_tile_check_with_a_game_of_any_block_before_it():
+    settings = TrainSettings(board="2x3", network="012,345", episodes=800, block=200, seed=5, tc_from="0",
+                             start_over_without=64, start_over_without_at=400, start_over_below=1,
+                             start_over_below_at=200)
+    assert settings.start_checks() == {"below": 200, "without": 400} and settings.start_over_episodes() == (200, 400)
+    network, stats = train(settings)
+    assert stats[0].reach["64"] > 0 and [b.extra["start"] for b in stats] == [1, 1, 1, 1]
 
 
 @pytest.mark.parametrize("extra, fragment", [
@@ -82,6 +105,8 @@ def test_a_start_that_built_the_tile_is_kept_and_both_checks_must_pass():
     (["--start-over-without", "100"], "--start-over-without must be a tile of 2048"),
     (["--start-over-below", "100", "--start-over-at", "1000"], "after the run's 1000 episodes"),
     (["--start-over-below", "0"], "--start-over-below"),
+    (["--start-over-below", "100@0"], "--start-over-below"),
+    (["--start-over-without", "256@1000"], "--start-over-without checks a start at episode 1000, after"),
     (["--network", "012345", "--start-over-below", "100", "--pretrain", "012:100"], "--init or --pretrain"),
 ])
 def test_refusals(tmp_path, extra, fragment):

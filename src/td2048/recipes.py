@@ -165,6 +165,7 @@ _RUN_KEYS = ("memory_limit", "threads", "episodes", "block", "snapshot_every")  
 _NETWORK_KEYS = ("network", "clamp", "isomorphisms")  # the first line's, after the board and game
 # the run's start check and limit: a line before the last
 _START_KEYS = ("start_over_below", "start_over_without", "start_over_at", "max_starts", "time_limit")
+_CHECK_EPISODES = {"start_over_below": "start_over_below_at", "start_over_without": "start_over_without_at"}
 _OPTIONS = {"lam": "lambda"}  # settings whose option is not the field's name
 _WIDTH = 96  # the longest line of a wrapped command, its backslash and its indent included
 
@@ -213,7 +214,11 @@ def plan_command(plan: dict, board: str, game: str = "2048", wrap: bool = False)
     groups: list[list[list[str]]] = [[["td2048", "train", "--board", board] + (["--game", game] if game != "2048"
                                                                                 else [])], [], [], []]
     for key, value in plan.items():
+        if key in _CHECK_EPISODES.values():  # written with its check: --start-over-below SCORE@EPISODE
+            continue
         text = f"{value:g}" if isinstance(value, float) else str(value)
+        if plan.get(_CHECK_EPISODES.get(key)) is not None:
+            text += f"@{plan[_CHECK_EPISODES[key]]}"
         if key == "memory_limit":
             text = f"{value >> 30}GiB" if value % (1 << 30) == 0 else f"{value >> 20}MiB"
         group = 0 if key in _NETWORK_KEYS else 3 if key in _RUN_KEYS else 2 if key in _START_KEYS else 1

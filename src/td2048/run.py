@@ -206,6 +206,8 @@ class TrainingRun:
         self.plot_error: str | None = None
         thrown = read_log(directory / STARTS)  # --start-over-below's starts thrown away
         self.start = 1 + sum(1 for b in thrown if b.get("start_over"))
+        tile = str(settings.start_over_without)  # whether this start has built it yet (--start-over-without)
+        self.built = any(b.get("reach", {}).get(tile, 0.0) > 0 for b in read_log(directory / LOG))
         self.seconds = sum(b.get("seconds", 0.0) for b in thrown + read_log(directory / LOG))  # training time
 
     # ------------------------------------------------------------ opening
@@ -366,7 +368,7 @@ class TrainingRun:
         try:
             with open(self.directory / LOG, "a", encoding="utf-8") as log:
                 for stats in train_blocks(self.settings, self.learner, self.done, self.teacher, self.endgame,
-                                          self.start, self.seconds):
+                                          self.start, self.seconds, self.built):
                     before, self.done = self.done, stats.episodes
                     self.seconds += stats.seconds
                     valued = not stats.extra.get("start_over") and (

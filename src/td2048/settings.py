@@ -237,19 +237,25 @@ class TrainSettings:
         that reads it (:meth:`td2048.network.Network.start_from`);
         None: no pretraining.
     start_over_below : float or None
-        A start that does not learn: when the block that ends at ``start_over_at`` episodes averages less than
-        this score, its weights (and TC's accumulators and the boards kept for restarts) are thrown away and the
-        run starts over from fresh weights, its random stream going on, at most ``max_starts`` starts in all
+        A start that does not learn: when the block that ends at ``start_over_below_at`` episodes averages less
+        than this score, its weights (and TC's accumulators and the boards kept for restarts) are thrown away and
+        the run starts over from fresh weights, its random stream going on, at most ``max_starts`` starts in all
         (the last is kept whatever it scores). For methods whose starts split into good and bad ones (the 4x3
         recipe's). None: one start.
+    start_over_below_at : int or None
+        The episode, of each start, whose block ``start_over_below`` reads (a block ends there); None:
+        ``start_over_at``.
     start_over_without : int or None
-        A start that has not reached a tile: when no game of the block that ends at ``start_over_at`` episodes
-        (of those played from the start, not restarted) built this tile, the start is thrown away as with
-        ``start_over_below`` (with both, a start must pass both). On 4x3 the starts that build a 4096 in their
-        first 100,000 episodes are the ones whose second stage learns it early. None: no such check.
+        A start that has not reached a tile: when no game of its first ``start_over_without_at`` episodes (of
+        those played from the start, not restarted) built this tile, the start is thrown away as with
+        ``start_over_below``. With both, a start must pass both, each at its episode, and is thrown away at the
+        first it fails. On 4x3 the starts that build a 4096 in their first 100,000 episodes are the ones whose
+        second stage learns it early. None: no such check.
+    start_over_without_at : int or None
+        The episode, of each start, by which ``start_over_without``'s tile must be built; None: ``start_over_at``.
     start_over_at : int or None
-        With ``start_over_below`` or ``start_over_without``: the episode, of each start, whose block is checked
-        (a block ends there); None: the end of the first block.
+        With ``start_over_below`` or ``start_over_without``: the episode, of each start, where each check that
+        names none of its own is made (a block ends there); None: the end of the first block.
     max_starts : int
         With a start check: the most starts the run makes (the last is kept whatever it scores).
     time_limit : str or None
@@ -302,7 +308,9 @@ class TrainSettings:
     endgame_starts: float = 0.0
     pretrain: str | None = None
     start_over_below: float | None = None
+    start_over_below_at: int | None = None
     start_over_without: int | None = None
+    start_over_without_at: int | None = None
     start_over_at: int | None = None
     max_starts: int = MAX_STARTS
     time_limit: str | None = None
@@ -431,6 +439,10 @@ class TrainSettings:
 
     def _check_start_over(self) -> None:
         """Check the start check's settings (:meth:`_check_combinations`)."""
+        if self.start_over_below is None and self.start_over_below_at is not None:
+            raise TD2048Error("start_over_below_at is the episode of --start-over-below: give its score")
+        if self.start_over_without is None and self.start_over_without_at is not None:
+            raise TD2048Error("start_over_without_at is the episode of --start-over-without: give its tile")
         if not self.start_check():
             if self.start_over_at is not None:
                 raise TD2048Error("--start-over-at sets where a start is checked: add --start-over-below SCORE or "
@@ -447,11 +459,14 @@ class TrainSettings:
             raise TD2048Error(f"--start-over-without must be a tile of {self.game}, not {self.start_over_without}")
         if not (isinstance(self.max_starts, int) and self.max_starts >= 1):
             raise TD2048Error(f"--max-starts must be at least 1, not {self.max_starts}")
-        if self.start_over_at is not None and not (isinstance(self.start_over_at, int) and self.start_over_at >= 1):
-            raise TD2048Error(f"--start-over-at must be an episode, at least 1, not {self.start_over_at}")
-        if self.start_over_episode() >= self.episodes:
-            raise TD2048Error(f"--start-over-at {self.start_over_episode()} checks a start after the run's "
-                              f"{self.episodes} episodes: check it earlier, or train longer")
+        for option, episode in (("at", self.start_over_at), ("below", self.start_over_below_at),
+                                ("without", self.start_over_without_at)):
+            if episode is not None and not (isinstance(episode, int) and episode >= 1):
+                raise TD2048Error(f"--start-over-{option}'s episode must be at least 1, not {episode}")
+        for option, episode in self.start_checks().items():
+            if episode >= self.episodes:
+                raise TD2048Error(f"--start-over-{option} checks a start at episode {episode}, after the run's "
+                                  f"{self.episodes} episodes: check it earlier, or train longer")
         if self.init is not None or self.pretrain is not None:
             raise TD2048Error("a start check starts over from fresh weights; with --init or --pretrain the "
                               "start is trained weights: leave one of them out")
@@ -468,26 +483,56 @@ class TrainSettings:
         """
         return self.start_over_below is not None or self.start_over_without is not None
 
-    def start_fails(self, avg: float, reach: dict[str, float]) -> str | None:
-        """Why a start fails its check, from the checked block's statistics.
+    def start_checks(self) -> dict[str, int]:
+        """Each start check and the episode, of each start, where it is made.
+
+        Returns
+        -------
+        dict of str to int
+            ``"below"`` (``start_over_below``) and ``"without"`` (``start_over_without``), those set, each with
+            its own episode, else ``start_over_at``, else the first block's end; empty without a start check.
+        """
+        at = self.block if self.start_over_at is None else self.start_over_at
+        checks = {}
+        if self.start_over_below is not None:
+            checks["below"] = at if self.start_over_below_at is None else self.start_over_below_at
+        if self.start_over_without is not None:
+            checks["without"] = at if self.start_over_without_at is None else self.start_over_without_at
+        return checks
+
+    def start_over_episodes(self) -> tuple[int, ...]:
+        """The episodes, of each start, where a check is made, in order (a block ends at each).
+
+        Returns
+        -------
+        tuple of int
+            Empty without a start check; the last is where a start that passes every check is kept.
+        """
+        return tuple(sorted(set(self.start_checks().values())))
+
+    def start_fails(self, episode: int, avg: float, built: bool) -> str | None:
+        """Why a start fails the checks made at an episode.
 
         Parameters
         ----------
+        episode : int
+            The start's episodes so far (the end of the block just played).
         avg : float
-            The block's average score.
-        reach : dict of str to float
-            The block's reach rates, tile value -> share of its games (:class:`td2048.stats.BlockStats`).
+            That block's average score.
+        built : bool
+            Whether a game of the start's episodes so far (played from the start) built ``start_over_without``.
 
         Returns
         -------
         str or None
-            What the start fell short of ("averaged 17234, below 18500", "no game built a 4096"); None when it
-            passes (or nothing is checked).
+            What the start fell short of ("averaged 17234 at episode 100000, below 18500", "no game built a 4096
+            by episode 100000"); None when it passes, or when no check is made at ``episode``.
         """
-        if self.start_over_below is not None and avg < self.start_over_below:
-            return f"averaged {avg:.0f}, below {self.start_over_below:g}"
-        if self.start_over_without is not None and not reach.get(str(self.start_over_without), 0.0) > 0:
-            return f"no game built a {self.start_over_without}"
+        checks = self.start_checks()
+        if checks.get("below") == episode and avg < self.start_over_below:
+            return f"averaged {avg:.0f} at episode {episode}, below {self.start_over_below:g}"
+        if checks.get("without") == episode and not built:
+            return f"no game built a {self.start_over_without} by episode {episode}"
         return None
 
     def start_check_text(self) -> str:
@@ -496,17 +541,22 @@ class TrainSettings:
         Returns
         -------
         str
-            "starting over while a start averages below 14000 or built no 4096 at episode 100000"; "" without
-            a start check.
+            "starting over while a start averages below 14000 or built no 4096 at episode 100000" (or each
+            check at its own episode: "averages below 11200 at episode 50000 or built no 4096 by episode
+            100000"); "" without a start check.
         """
-        if not self.start_check():
-            return ""
+        checks = self.start_checks()
         bars = []
-        if self.start_over_below is not None:
+        if "below" in checks:
             bars.append(f"averages below {self.start_over_below:g}")
-        if self.start_over_without is not None:
+        if "without" in checks:
             bars.append(f"built no {self.start_over_without}")
-        return f"starting over while a start {' or '.join(bars)} at episode {self.start_over_episode()}"
+        if not bars:
+            return ""
+        if len(set(checks.values())) == 1:
+            return f"starting over while a start {' or '.join(bars)} at episode {next(iter(checks.values()))}"
+        return (f"starting over while a start {bars[0]} at episode {checks['below']} or {bars[1]} by episode "
+                f"{checks['without']}")
 
     def time_limit_seconds(self) -> float | None:
         """``time_limit`` in seconds.
@@ -548,17 +598,6 @@ class TrainSettings:
         left = limit - seconds
         return left if left > TIME_LIMIT_SLACK * limit else 0.0
 
-    def start_over_episode(self) -> int | None:
-        """The episode, of each start, whose block the start check reads.
-
-        Returns
-        -------
-        int or None
-            ``start_over_at``, else the first block's end; None without a start check (:meth:`start_check`).
-        """
-        if not self.start_check():
-            return None
-        return self.block if self.start_over_at is None else self.start_over_at
 
     def learning_options(self) -> LearningOptions:
         """How the run learns from every episode, as every runner takes it.

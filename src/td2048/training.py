@@ -119,7 +119,7 @@ def train(settings: TrainSettings, network: Network | None = None,
 
 
 def train_blocks(settings: TrainSettings, learner: Learner, done: int, teacher=None,
-                 endgame=None, start: int = 1, seconds: float = 0.0) -> Iterator[BlockStats]:
+                 endgame=None, start: int = 1, seconds: float = 0.0, built: bool = False) -> Iterator[BlockStats]:
     """Train from ``done`` episodes up to ``settings.episodes``, block by block.
 
     Parameters
@@ -143,14 +143,17 @@ def train_blocks(settings: TrainSettings, learner: Learner, done: int, teacher=N
         Training time already spent (a resumed run's blocks', the starts thrown away included), for
         ``settings.time_limit``: no block starts once the limit is reached, and the block that would pass it is
         cut to the episodes that the pace of the block before fits into the time left.
+    built : bool
+        With ``settings.start_over_without``: whether a game of the start's episodes so far built its tile (a
+        resumed run's, from its log).
 
     Yields
     ------
     BlockStats
         Each block's statistics as it ends. With a start check, each block's ``extra["start"]`` is its start's
-        number, and the block at ``settings.start_over_episode()`` that fails the check
+        number, and the block at one of ``settings.start_over_episodes()`` that fails a check made there
         (:meth:`TrainSettings.start_fails`; in a start before the ``settings.max_starts``-th) has
-        ``extra["start_over"]`` True:
+        ``extra["start_over"]``, what the start fell short of:
         when it is yielded, the learner has started over (:meth:`Learner.start_over`), and the next blocks
         count from episode 0. With ``settings.promote_at``, the block that ends there (in a start kept past it)
         has ``extra["promoted"]`` True: when it is yielded, the stages have been promoted
@@ -174,7 +177,8 @@ def train_blocks(settings: TrainSettings, learner: Learner, done: int, teacher=N
         teacher = teacher_arrays(teacher, learner.network.board, learner.network.game)
     if endgame is not None:
         endgame = learner.endgame_of(endgame)
-    check = settings.start_over_episode()
+    checks = settings.start_over_episodes()
+    tile = None if settings.start_over_without is None else str(settings.start_over_without)
     pace, last = None, False  # episodes a second, of the block before; the block cut to the time left, the last
     while done < settings.episodes and settings.time_left(seconds) != 0.0 and not last:
         n = min(settings.block, settings.episodes - done)
@@ -184,7 +188,8 @@ def train_blocks(settings: TrainSettings, learner: Learner, done: int, teacher=N
         tc = tc_start is not None and done >= tc_start
         if tc_start is not None and done < tc_start:
             n = min(n, tc_start - done)  # a block ends where TC begins
-        if check is not None and done < check:
+        check = next((episode for episode in checks if episode > done), None)
+        if check is not None:
             n = min(n, check - done)  # and where a start is checked
         if settings.promote_at is not None and done < settings.promote_at:
             n = min(n, settings.promote_at - done)  # and where the stages are promoted
@@ -203,16 +208,18 @@ def train_blocks(settings: TrainSettings, learner: Learner, done: int, teacher=N
         if settings.restarts > 0 or settings.endgame_starts > 0:  # the statistics: of the games played from the start
             natural = block.restarted == 0
             extra["restarted"] = int(block.restarted.sum())
-        if check is not None:
+        if checks:
             extra["start"] = start
         if last:
             extra["time_limit"] = True  # the block cut to the time left: the run's last
         stats = BlockStats.from_block(done, block.scores[natural], block.max_codes[natural], block.moves,
                                       block.seconds, game=learner.network.game, **extra)
-        if done == check and start < settings.max_starts and settings.start_fails(stats.avg, stats.reach):
-            stats.extra["start_over"] = True
+        built = built or (tile is not None and stats.reach.get(tile, 0.0) > 0)
+        why = settings.start_fails(done, stats.avg, built) if done in checks and start < settings.max_starts else None
+        if why is not None:
+            stats.extra["start_over"] = why
             learner.start_over(settings.optimistic)
-            done, start = 0, start + 1
+            done, start, built = 0, start + 1, False
         elif done == settings.promote_at:
             learner.promote_stages(settings.promoted_tc_rate())
             stats.extra["promoted"] = True

@@ -55,6 +55,15 @@ def nonnegative_float(text: str) -> float:
     return value
 
 
+def value_at(convert):
+    """``VALUE[@EPISODE]`` (a start check's bar and, if given, its own episode): (VALUE by ``convert``,
+    EPISODE or None)."""
+    def parse(text: str):
+        value, at, episode = text.partition("@")
+        return convert(value.strip()), (positive_int(episode.strip()) if at else None)
+    return parse
+
+
 def scores(text: str) -> list[int]:
     """--score-at-least: scores separated by commas (``1000,3000``), each a whole number >= 0."""
     out = []
@@ -91,6 +100,8 @@ positive_float_arg = _typed(positive_float, "number")
 nonnegative_float_arg = _typed(nonnegative_float, "number")
 merge_seconds_arg = _typed(merge_seconds, "number")
 scores_arg = _typed(scores, "scores")
+score_at_arg = _typed(value_at(positive_float), "SCORE[@EPISODE]")
+tile_at_arg = _typed(value_at(positive_int), "TILE[@EPISODE]")
 SCORES_HELP = ("the exact distribution of the final score: print the probability of each score X or more (X[,X...], "
                "e.g. 1000,3000), its median and most likely score; --json adds score_median, score_mode and "
                "p_score_at_least")

@@ -22,6 +22,8 @@ from td2048.cli.options import (
     nonnegative_int_arg,
     positive_float_arg,
     positive_int_arg,
+    score_at_arg,
+    tile_at_arg,
 )
 from td2048.cli.progress import Progress
 from td2048.config import (
@@ -229,17 +231,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="with --restarts: a game keeps its first board that holds, beside the --restart-tile, a "
                         "second tile of at least TILE (e.g. 1024 beside a 2048), so that restarts begin nearer "
                         "the next tile (Jaskowski's carousel shaping)")
-    p.add_argument("--start-over-below", type=positive_float_arg, default=None, metavar="SCORE",
-                   help="throw a start away when its block that ends at --start-over-at averages below SCORE, and "
-                        "start over from fresh weights (its random stream goes on), at most --max-starts starts in "
-                        "all, the last kept whatever it scores; the starts thrown away are logged in starts.jsonl. "
-                        "For methods whose starts split into good and bad ones, as the 4x3 recipe's do")
-    p.add_argument("--start-over-without", type=positive_int_arg, default=None, metavar="TILE",
-                   help="throw a start away, as --start-over-below does, when no game of its block that ends at "
-                        "--start-over-at built TILE (restarted games left out); with both, a start passes both")
+    p.add_argument("--start-over-below", type=score_at_arg, default=None, metavar="SCORE[@EPISODE]",
+                   help="throw a start away when its block that ends at EPISODE (default: --start-over-at) "
+                        "averages below SCORE, and start over from fresh weights (its random stream goes on), at "
+                        "most --max-starts starts in all, the last kept whatever it scores; the starts thrown away "
+                        "are logged in starts.jsonl. For methods whose starts split into good and bad ones, as the "
+                        "4x3 recipe's do")
+    p.add_argument("--start-over-without", type=tile_at_arg, default=None, metavar="TILE[@EPISODE]",
+                   help="throw a start away, as --start-over-below does, when no game of its first EPISODE "
+                        "episodes (default: --start-over-at) built TILE (restarted games left out); with both, a "
+                        "start passes both, each at its episode (e.g. 11200@50000 and 4096@100000: a start that "
+                        "averages too little is thrown away at 50,000 episodes, not played on to 100,000)")
     p.add_argument("--start-over-at", type=positive_int_arg, default=None, metavar="EPISODE",
-                   help="with a start check: the episode, of each start, whose block is checked (default: the "
-                        "first block's end)")
+                   help="with a start check: the episode, of each start, where a check that names no episode of "
+                        "its own is made (a block ends there; default: the first block's end)")
     p.add_argument("--max-starts", type=positive_int_arg, default=None, metavar="N",
                    help=f"with a start check: the most starts the run makes, the last kept whatever it scores "
                         f"(default: {MAX_STARTS})")
@@ -375,6 +380,11 @@ def _new_settings(given: dict, quiet: bool = True) -> TrainSettings:
 
 def run(args: argparse.Namespace) -> int:
     given = {k: getattr(args, k) for k in _SETTING_OPTIONS if getattr(args, k) is not None}
+    for check in ("start_over_below", "start_over_without"):  # SCORE[@EPISODE], TILE[@EPISODE]
+        if check in given:
+            given[check], at = given[check]
+            if at is not None:
+                given[f"{check}_at"] = at
     if args.tc:
         if args.tc_from is not None:
             raise TD2048Error("--tc is TC from the first episode; --tc-from starts it later: give one of them")
@@ -577,8 +587,7 @@ def _blocks(args: argparse.Namespace, training, say: _Output, stop: _StopRequest
         progress.clear()
         say(stats.table(), flush=True)
         if stats.extra.get("start_over"):
-            why = training.settings.start_fails(stats.avg, stats.reach)
-            say(f"# start {training.start - 1} at episode {stats.episodes}: {why}; starting over from fresh weights "
+            say(f"# start {training.start - 1}: {stats.extra['start_over']}; starting over from fresh weights "
                 f"(start {training.start} of at most {training.settings.max_starts}; the blocks thrown away are in "
                 f"{training.directory / STARTS})\n", flush=True)
             progress = Progress(training.settings.episodes, 0, enabled=progress.enabled,
