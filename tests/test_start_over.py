@@ -7,6 +7,12 @@ import numpy as np
 import pytest
 from commands import td2048
 
+from hypothesis import given
+from hypothesis import strategies as st
+
+from td2048.games.bitboard import largest_cells
+from td2048.games.shape import BoardShape
+from td2048.games.wide import wide_from_codes
 from td2048.io.model import load_model
 from td2048.learn import Learner
 from td2048.settings import MAX_STARTS, TrainSettings
@@ -106,6 +112,8 @@ def test_a_start_passes_the_tile_check_with_a_game_of_any_block_before_it():
     (["--start-over-below", "100", "--start-over-at", "1000"], "after the run's 1000 episodes"),
     (["--start-over-below", "0"], "--start-over-below"),
     (["--start-over-below", "100@0"], "--start-over-below"),
+    (["--start-over-corner-below", "0.5", "--restarts", "0"], "add --restarts P"),
+    (["--start-over-corner-below", "1.5"], "--start-over-corner-below must be a share"),
     (["--start-over-without", "256@1000"], "--start-over-without checks a start at episode 1000, after"),
     (["--network", "012345", "--start-over-below", "100", "--pretrain", "012:100"], "--init or --pretrain"),
 ])
@@ -135,3 +143,47 @@ def test_learner_start_over_gives_fresh_weights_and_accumulators():
     assert network.accumulators is not None and not np.array_equal(network.weights, fresh)
     learner.start_over(settings.optimistic)
     assert np.array_equal(network.weights, fresh) and network.accumulators is None
+
+
+@given(st.lists(st.lists(st.integers(0, 17), min_size=16, max_size=16), min_size=1, max_size=20))
+def test_largest_cells_is_the_first_cell_of_the_largest_code(grids):
+    first = [max(range(16), key=lambda i: (codes[i], -i)) for codes in grids]
+    wide = np.array([wide_from_codes(codes) for codes in grids], np.uint64)
+    assert largest_cells(wide).tolist() == first
+    narrow = [codes for codes in grids if max(codes) < 16]
+    if narrow:
+        packed = np.array([sum(c << (4 * i) for i, c in enumerate(codes)) for codes in narrow], np.uint64)
+        assert largest_cells(packed).tolist() == [max(range(16), key=lambda i: (c[i], -i)) for c in narrow]
+
+
+@pytest.mark.parametrize("board, corners", [("4x4", (0, 3, 12, 15)), ("4x3", (0, 2, 12, 14)),
+                                            ("2x3", (0, 2, 4, 6)), ("3x4", (0, 3, 8, 11))])
+def test_corner_cells(board, corners):
+    assert BoardShape.parse(board).corner_cells == corners
+
+
+def test_the_corner_share_of_a_block_is_of_its_kept_boards():
+    settings = TrainSettings(board="2x3", network="012,345", episodes=400, block=200, seed=5, tc_from="0",
+                             restarts=0.2, restart_tile=32)
+    network, stats = train(settings)
+    shares = [b.extra["corner"] for b in stats]
+    assert all(0.0 <= share <= 1.0 for share in shares) and len(shares) == 2
+    settings = TrainSettings(board="2x3", network="012,345", episodes=400, block=200, seed=5, tc_from="0",
+                             restarts=0.2, restart_tile=32, start_over_corner_below=1.0, max_starts=2)
+    network, stats = train(settings)
+    assert [b.extra["start"] for b in stats] == ([1, 2, 2] if stats[0].extra["corner"] < 1.0 else [1, 1])
+    assert settings.start_fails(200, 0.0, False, 0.25) == "25% of the games in a corner at episode 200, below 100%"
+    assert settings.start_fails(200, 0.0, False, None).startswith("no game built its restart tile in a corner")
+    assert settings.start_fails(200, 0.0, False, 1.0) is None
+
+
+def test_learner_corner_share_counts_the_boards_kept_since():
+    settings = TrainSettings(board="2x3", network="012,345", restarts=0.2, restart_tile=32, tc_from="0")
+    settings.validate()
+    learner = Learner(settings.new_network(), seed=1)
+    learner.run(100, 1.0, settings.learning_options(), tc=True)
+    kept = learner._pool_states[:, 1].copy()
+    assert kept[0] > 0 and learner.corner_share(kept) is None
+    pool = learner._pools[0, :kept[0], 0]
+    expected = np.isin(largest_cells(pool), BoardShape.parse("2x3").corner_cells).mean()
+    assert learner.corner_share(np.zeros(1, np.int64)) == pytest.approx(expected)

@@ -22,6 +22,7 @@ import numpy as np
 
 from td2048.config import DEFAULT_MEMORY_LIMIT, MAX_EPISODE_MOVES, WIDE_MAX_EPISODE_MOVES
 from td2048.errors import TD2048Error
+from td2048.games.bitboard import largest_cells
 from td2048.kernels.merge import CHUNK_SHIFT, NO_TRACKING, dirty_size, merge_regions
 from td2048.kernels.params import FIRST_EPISODE, learning_params
 from td2048.kernels.records import RECORD, pack_records, unpack_records
@@ -369,6 +370,7 @@ class Learner:
             self._regions = np.zeros((self.threads, dirty_size(self.network.weights.size)), np.uint8)
         mode_code = self._mode_code(options.update)
         params = self._params(alpha, options, first_episode)
+        kept_before = self._pool_states[:, 1].copy()  # for the block's corner share (with restarts)
         scores = np.zeros(episodes, np.int64)
         max_codes = np.zeros(episodes, np.int64)
         moves = np.zeros(episodes, np.int64)
@@ -431,11 +433,44 @@ class Learner:
         finally:
             if tracked_td:
                 self._flag_regions()
-        info = None
+        seconds = time.perf_counter() - start
+        info = {}
         if endgame is not None:
             counts = self._endgame_counts[:, :3].sum(axis=0)
-            info = {"endgame": {"moves": int(counts[0]), "episodes": int(counts[1]), "starts": int(counts[2])}}
-        return EpisodeBlock(scores, max_codes, moves, time.perf_counter() - start, restarted, info)
+            info["endgame"] = {"moves": int(counts[0]), "episodes": int(counts[1]), "starts": int(counts[2])}
+        if options.restarts > 0 and (corner := self.corner_share(kept_before)) is not None:
+            info["corner"] = corner
+        return EpisodeBlock(scores, max_codes, moves, seconds, restarted, info or None)
+
+    def corner_share(self, kept_before: np.ndarray) -> float | None:
+        """Of the boards kept for restarts since ``kept_before``, the share whose largest tile is in a corner.
+
+        A game keeps its first board that holds the restart tile: this share is how often the games build that
+        tile in a corner of the board (on 4x3, the starts that build it on the long side's middle cells never
+        build a 4096).
+
+        Parameters
+        ----------
+        kept_before : numpy.ndarray
+            Per thread, the boards it had kept in all (``int64[threads]``), from an earlier moment.
+
+        Returns
+        -------
+        float or None
+            The share, of the boards kept since (each thread's newest ``RESTART_POOL`` at most); None when
+            none was kept.
+        """
+        kept = []
+        for thread in range(self.threads):
+            total = int(self._pool_states[thread, 1])
+            new = min(total - int(kept_before[thread]), RESTART_POOL)
+            if new > 0:
+                kept.append(self._pools[thread, np.arange(total - new, total) % RESTART_POOL])
+        if not kept:
+            return None
+        boards = np.concatenate(kept)
+        cells = largest_cells(boards[:, 0] if boards.shape[1] == 1 else boards)
+        return float(np.isin(cells, self.network.board.corner_cells).mean())
 
     def _flag_regions(self) -> None:
         """Set the change flags of the chunks that TD's threads marked in their regions, and clear the marks.

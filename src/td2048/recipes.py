@@ -164,8 +164,10 @@ def recipe(board: str, game: str = "2048", memory: int | None = None) -> dict:
 _RUN_KEYS = ("memory_limit", "threads", "episodes", "block", "snapshot_every")  # memory, threads, length: the last
 _NETWORK_KEYS = ("network", "clamp", "isomorphisms")  # the first line's, after the board and game
 # the run's start check and limit: a line before the last
-_START_KEYS = ("start_over_below", "start_over_without", "start_over_at", "max_starts", "time_limit")
-_CHECK_EPISODES = {"start_over_below": "start_over_below_at", "start_over_without": "start_over_without_at"}
+_START_KEYS = ("start_over_below", "start_over_without", "start_over_corner_below", "start_over_at", "max_starts",
+               "time_limit")
+_CHECK_EPISODES = {"start_over_below": "start_over_below_at", "start_over_without": "start_over_without_at",
+                   "start_over_corner_below": "start_over_corner_below_at"}
 _OPTIONS = {"lam": "lambda"}  # settings whose option is not the field's name
 _WIDTH = 96  # the longest line of a wrapped command, its backslash and its indent included
 

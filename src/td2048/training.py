@@ -215,7 +215,9 @@ def train_blocks(settings: TrainSettings, learner: Learner, done: int, teacher=N
         stats = BlockStats.from_block(done, block.scores[natural], block.max_codes[natural], block.moves,
                                       block.seconds, game=learner.network.game, **extra)
         built = built or (tile is not None and stats.reach.get(tile, 0.0) > 0)
-        why = settings.start_fails(done, stats.avg, built) if done in checks and start < settings.max_starts else None
+        why = None
+        if done in checks and start < settings.max_starts:
+            why = settings.start_fails(done, stats.avg, built, stats.extra.get("corner"))
         if why is not None:
             stats.extra["start_over"] = why
             learner.start_over(settings.optimistic)

@@ -102,6 +102,7 @@ merge_seconds_arg = _typed(merge_seconds, "number")
 scores_arg = _typed(scores, "scores")
 score_at_arg = _typed(value_at(positive_float), "SCORE[@EPISODE]")
 tile_at_arg = _typed(value_at(positive_int), "TILE[@EPISODE]")
+share_at_arg = _typed(value_at(positive_float), "SHARE[@EPISODE]")
 SCORES_HELP = ("the exact distribution of the final score: print the probability of each score X or more (X[,X...], "
                "e.g. 1000,3000), its median and most likely score; --json adds score_median, score_mode and "
                "p_score_at_least")

@@ -23,6 +23,7 @@ from td2048.cli.options import (
     positive_float_arg,
     positive_int_arg,
     score_at_arg,
+    share_at_arg,
     tile_at_arg,
 )
 from td2048.cli.progress import Progress
@@ -242,6 +243,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "episodes (default: --start-over-at) built TILE (restarted games left out); with both, a "
                         "start passes both, each at its episode (e.g. 11200@50000 and 4096@100000: a start that "
                         "averages too little is thrown away at 50,000 episodes, not played on to 100,000)")
+    p.add_argument("--start-over-corner-below", type=share_at_arg, default=None, metavar="SHARE[@EPISODE]",
+                   help="with --restarts: throw a start away, as --start-over-below does, when less than SHARE "
+                        "(0 to 1) of the boards kept for restarts in its block that ends at EPISODE (default: "
+                        "--start-over-at) hold their largest tile in a corner: the games build their restart tile "
+                        "off the corners (on 4x3 such starts never build a 4096; the log's \"corner\" is each "
+                        "block's share)")
     p.add_argument("--start-over-at", type=positive_int_arg, default=None, metavar="EPISODE",
                    help="with a start check: the episode, of each start, where a check that names no episode of "
                         "its own is made (a block ends there; default: the first block's end)")
@@ -285,7 +292,7 @@ _SETTING_OPTIONS = ("game", "cells", "network", "isomorphisms", "clamp", "episod
                     "tc_alpha", "tc_start_rate", "tc_records", "restarts", "restart_tile", "restart_beside",
                     "sync_every", "board", "exact", "exact_every", "target", "teacher", "teacher_moves", "teacher_loss",
                     "endgame", "endgame_starts", "pretrain", "start_over_below", "start_over_without",
-                    "start_over_at", "max_starts", "time_limit")
+                    "start_over_corner_below", "start_over_at", "max_starts", "time_limit")
 
 
 class _Output:
@@ -380,7 +387,7 @@ def _new_settings(given: dict, quiet: bool = True) -> TrainSettings:
 
 def run(args: argparse.Namespace) -> int:
     given = {k: getattr(args, k) for k in _SETTING_OPTIONS if getattr(args, k) is not None}
-    for check in ("start_over_below", "start_over_without"):  # SCORE[@EPISODE], TILE[@EPISODE]
+    for check in ("start_over_below", "start_over_without", "start_over_corner_below"):  # VALUE[@EPISODE]
         if check in given:
             given[check], at = given[check]
             if at is not None:

@@ -156,6 +156,29 @@ def grid_from_board(board: int) -> np.ndarray:
     return np.array([(int(board) >> (4 * i)) & 0xF for i in range(16)], dtype=np.int64).reshape(4, 4)
 
 
+def largest_cells(boards: np.ndarray) -> np.ndarray:
+    """The frame cell (0..15) of each packed board's largest tile, the first in row-major order of equal ones.
+
+    Parameters
+    ----------
+    boards : numpy.ndarray
+        ``uint64[n]`` on 4-bit cells, or ``uint64[n, 2]``, (lo, hi) words on 5-bit cells (the hi word's bit i
+        is cell i's fifth bit).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``int64[n]``.
+    """
+    boards = np.asarray(boards, np.uint64)
+    lo = boards if boards.ndim == 1 else boards[:, 0]
+    shifts = np.arange(16, dtype=np.uint64)
+    codes = (lo[:, None] >> (U64(4) * shifts)) & U64(0xF)
+    if boards.ndim == 2:
+        codes |= ((boards[:, 1][:, None] >> shifts) & U64(1)) << U64(4)
+    return codes.argmax(axis=1).astype(np.int64)
+
+
 def format_board(board: int, values: bool = True) -> str:
     """A small text picture of the board (tile values, or codes with ``values=False``)."""
     grid = grid_from_board(board)

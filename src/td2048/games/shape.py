@@ -138,6 +138,12 @@ class BoardShape:
         """Frame cell (0..15) of each board cell, in the board's order."""
         return tuple(FRAME * r + c for r in range(self.rows) for c in range(self.cols))
 
+    @cached_property
+    def corner_cells(self) -> tuple[int, ...]:
+        """Frame cells of the board's four corners, in row-major order."""
+        last_row, last_col = FRAME * (self.rows - 1), self.cols - 1
+        return (0, last_col, last_row, last_row + last_col)
+
     def frame_cell(self, cell: int) -> int:
         """Where a board cell sits in the 4x4 frame.
 
