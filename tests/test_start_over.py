@@ -6,7 +6,6 @@ import json
 import numpy as np
 import pytest
 from commands import td2048
-
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -446,8 +446,8 @@ class Learner:
         """Of the boards kept for restarts since ``kept_before``, the share whose largest tile is in a corner.
 
         A game keeps its first board that holds the restart tile: this share is how often the games build that
-        tile in a corner of the board (on 4x3, the starts that build it on the long side's middle cells never
-        build a 4096).
+        tile in a corner of the board (on 4x3, the starts that build their 2048s off the corners build no
+        4096).
 
         Parameters
         ----------

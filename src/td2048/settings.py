@@ -258,9 +258,8 @@ class TrainSettings:
         boards kept for restarts in the block that ends at ``start_over_corner_below_at`` episodes (each game's
         first board with the restart tile) hold their largest tile in a corner, the start is thrown away as
         with ``start_over_below``. On 4x3 the starts settle within 30,000 to 50,000 episodes into building the
-        2048 in a corner (80% to 95% of the games, the starts that go on to 4096s) or on the long side's middle
-        cells (a corner in 10% to 20%, never a 4096): this check tells them apart at a third of the cost of a
-        tile's. None: no such check.
+        2048 in a corner (most of the games) or off the corners (a corner in 5% to 30%; such starts build no
+        4096): this check tells them apart at half the cost of a tile's. None: no such check.
     start_over_corner_below_at : int or None
         The episode, of each start, whose block ``start_over_corner_below`` reads; None: ``start_over_at``.
     start_over_at : int or None
