@@ -43,7 +43,7 @@ def test_each_recipe_learns_from_play_alone_and_runs(line, tmp_path):
     small = {"--episodes": "400", "--block": "200", "--clamp": "5", "--start-over-at": "200"}
     words = [small.get(words[i - 1], w) if i else w for i, w in enumerate(words)]
     words = [w.split(":")[0] + ":400" if i and words[i - 1] == "--pretrain" else w for i, w in enumerate(words)]
-    words = [w.split("@")[0] + "@200" if i and words[i - 1].startswith("--start-over-") else w
+    words = [w.split("@")[0] + "@200" if i and words[i - 1].startswith("--start-over-") and "@" in w else w
              for i, w in enumerate(words)]  # a check at its own episode
     run = tmp_path / "run"
     r = td2048(*words[1:], "--seed", 1, "--quiet", "--out", run)
