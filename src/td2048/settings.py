@@ -263,8 +263,9 @@ class TrainSettings:
     start_over_corner_below_at : int or None
         The episode, of each start, whose block ``start_over_corner_below`` reads; None: ``start_over_at``.
     start_over_at : int or None
-        With ``start_over_below`` or ``start_over_without``: the episode, of each start, where each check that
-        names none of its own is made (a block ends there); None: the end of the first block.
+        With ``start_over_below``, ``start_over_without`` or ``start_over_corner_below``: the episode, of each
+        start, where each check that names none of its own is made (a block ends there); None: the end of the
+        first block.
     max_starts : int
         With a start check: the most starts the run makes (the last is kept whatever it scores).
     time_limit : str or None
