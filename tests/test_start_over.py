@@ -79,6 +79,8 @@ def test_a_start_that_built_the_tile_is_kept_and_both_checks_must_pass():
     assert settings.start_fails(200, stats[0].avg, True).startswith("averaged")
     assert settings.start_fails(200, 1e9, False) == "no game built a 64 by episode 200"
     assert settings.start_fails(200, 1e9, True) is None
+    assert settings.start_fails(200, 0.0, False) == ("averaged 0 at episode 200, below 1e+09, and no game built a 64 "
+                                                     "by episode 200")  # every check it fails
     assert settings.start_fails(400, 0.0, False) is None  # no check there
 
 

@@ -554,18 +554,20 @@ class TrainSettings:
         Returns
         -------
         str or None
-            What the start fell short of ("averaged 17234 at episode 100000, below 18500", "no game built a 4096
-            by episode 100000"); None when it passes, or when no check is made at ``episode``.
+            What the start fell short of, every check made at ``episode`` that it fails ("averaged 17234 at
+            episode 100000, below 18500", "no game built a 4096 by episode 100000", both joined by ", and ");
+            None when it passes, or when no check is made at ``episode``.
         """
         checks = self.start_checks()
+        reasons = []
         if checks.get("below") == episode and avg < self.start_over_below:
-            return f"averaged {avg:.0f} at episode {episode}, below {self.start_over_below:g}"
+            reasons.append(f"averaged {avg:.0f} at episode {episode}, below {self.start_over_below:g}")
         if checks.get("without") == episode and not built:
-            return f"no game built a {self.start_over_without} by episode {episode}"
+            reasons.append(f"no game built a {self.start_over_without} by episode {episode}")
         if checks.get("corner") == episode and (corner or 0.0) < self.start_over_corner_below:
             share = "no game built its restart tile" if corner is None else f"{corner:.0%} of the games"
-            return (f"{share} in a corner at episode {episode}, below {self.start_over_corner_below:.0%}")
-        return None
+            reasons.append(f"{share} in a corner at episode {episode}, below {self.start_over_corner_below:.0%}")
+        return ", and ".join(reasons) or None
 
     def start_check_text(self) -> str:
         """The start check in words, for the run's header.
