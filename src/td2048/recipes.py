@@ -49,14 +49,14 @@ RECIPES: dict[tuple[str, str], tuple[dict, ...]] = {
     ("2048", "4x3"): (
         # too large to solve here (its optimum is known): TC with lambda-returns on six 7-cell tuples (the next
         # recipe's, its four 6-cell tuples grown by a cell toward the first row or column), clamped at 4096, in two
-        # stages cut at the 2048, the second started fresh, not promoted (2.81 GiB, 8.43 GiB with TC's
-        # accumulators), 30% of the games restarted from a game's first 2048 board; a start thrown away unless
-        # by 50,000 episodes it builds its 2048s in a corner in 45% of its games (the starts that build them off the
-        # corners build no 4096), and by 100,000 has built a 4096 and averages 16,900
-        # from 50,000 on (at most 40 starts); half an hour of training on two threads (up to 5 million
+        # stages cut at the 2048, the second promoted (a copy of the first when a game first builds one; 2.81 GiB,
+        # 8.43 GiB with TC's accumulators), 30% of the games restarted from a game's first 2048 board; a start
+        # thrown away unless by 50,000 episodes it builds its 2048s in a corner in 45% of its games (the starts that
+        # build them off the corners build no 4096), and by 100,000 has built a 4096 and averages 16,900 from 50,000
+        # on (at most 40 starts); half an hour of training on two threads (up to 5 million
         # episodes), a snapshot every 15 minutes (a 9 GB file each)
         {"network": "0369142,147a250,0361472,0123456,0369147,147a036", "clamp": 12, "memory_limit": 10 << 30,
-         "stages": "2048", "promote": False, "restarts": 0.3, "tc_from": "0", "update": "backward", "lam": 0.5,
+         "stages": "2048", "restarts": 0.3, "tc_from": "0", "update": "backward", "lam": 0.5,
          "start_over_below": 16900.0, "start_over_without": 4096, "start_over_corner_below": 0.45,
          "start_over_corner_below_at": 50_000, "start_over_at": 100_000, "max_starts": 40,
          "threads": 2, "episodes": 5_000_000,
