@@ -17,9 +17,10 @@ import pytest
 from commands import td2048
 from test_wide_training import FIB_CLAMP, FIB_NETWORK
 
+from td2048 import run as run_module
 from td2048.errors import TD2048Error
 from td2048.io.model import load_model, read_header, save_model
-from td2048.run import TrainingRun, resume_source
+from td2048.run import SNAPSHOT_HEADROOM, TrainingRun, resume_source, snapshot_copy_fits
 from td2048.settings import TrainSettings
 from td2048.training import train
 
@@ -80,6 +81,27 @@ def test_a_finished_run_keeps_its_model_alone_and_it_holds_what_a_resume_needs(t
     resumed = TrainingRun.resume(run.directory, {"episodes": TOTAL})
     assert resumed.done == 300
     assert_same_as_whole(train_to_end(resumed), whole)
+
+
+def test_a_snapshot_whose_copy_does_not_fit_is_written_from_the_weights_and_the_run_ends_the_same(
+        tmp_path, whole, monkeypatch):
+    """With too little memory free for a copy of the weights (a 15 GiB network on a 24 GiB machine), each snapshot
+    is written in the foreground, from the weights themselves: none is left pending, and the run learns the same."""
+    network = whole.copy()
+    size = network.weights.nbytes + network.accumulators.nbytes
+    assert snapshot_copy_fits(network, None) and snapshot_copy_fits(network, size + SNAPSHOT_HEADROOM)
+    assert not snapshot_copy_fits(network, size + SNAPSHOT_HEADROOM - 1)
+
+    monkeypatch.setattr(run_module, "available_memory", lambda: size)
+    run = TrainingRun.create(tmp_path / "run", TrainSettings(**METHODS, episodes=TOTAL, snapshot_every=100))
+    copies = []
+    monkeypatch.setattr(run_module.Network, "copy", lambda net: copies.append(net) or net)
+    for stats in run.blocks():
+        assert run._pending is None  # every snapshot written before training went on
+        if stats.episodes == 300:
+            assert read_header(run.directory / "snapshot.td2048")["state"]["episodes"] == 200
+    assert copies == []
+    assert_same_as_whole(run.finish(), whole)
 
 
 def stop_at(run: TrainingRun, episodes: int) -> None:

@@ -39,6 +39,7 @@ from td2048.io.atomic import ensure_writable_dir, write_text_atomic
 from td2048.io.model import check_same_network, load_model, read_header, save_model
 from td2048.io.rundir import LOG, MODEL, PLOT, PRETRAIN, SETTINGS, SNAPSHOT, STARTS, read_log
 from td2048.learn import Learner
+from td2048.machine import available_memory
 from td2048.network import Network
 from td2048.schedules import snapshot_interval
 from td2048.settings import TrainSettings
@@ -135,6 +136,34 @@ def local_learner(network: Network, settings: TrainSettings, seed: int | None, s
     """
     return Learner(network, seed, settings.threads, rng_states=states, merge_seconds=settings.merge_every,
                    memory_limit=settings.memory_limit, tc_records=settings.tc_records)
+
+
+# what a background snapshot leaves free beside its copy of the weights
+SNAPSHOT_HEADROOM = 1 << 30
+
+
+def snapshot_copy_fits(network: Network, free: int | None) -> bool:
+    """Whether a background snapshot's copy of the weights (and TC's accumulators) fits in ``free`` bytes.
+
+    The copy lets training go on while the file is written; on a network that takes most of the memory it
+    would take the rest and more (a network of 15 GiB with its accumulators on a 24 GiB machine), so the
+    snapshot is written from the weights themselves instead, training paused.
+
+    Parameters
+    ----------
+    network : Network
+        The network being trained.
+    free : int or None
+        The memory free now in bytes (:func:`td2048.machine.available_memory`); None where it cannot be read,
+        and then the copy is made.
+
+    Returns
+    -------
+    bool
+        True when the copy and :data:`SNAPSHOT_HEADROOM` fit in ``free``.
+    """
+    copy = network.weights.nbytes + (0 if network.accumulators is None else network.accumulators.nbytes)
+    return free is None or copy + SNAPSHOT_HEADROOM <= free
 
 
 def exact_figures(network: Network, solution, threads: int = 1, memory_limit: int | None = None) -> dict:
@@ -489,11 +518,16 @@ class TrainingRun:
                 **({"workers": s.workers, "sync_every": s.sync_every} if s.workers else {})}
 
     def snapshot(self, background: bool = False) -> None:
-        """Save weights and state; in the background the weights are copied first and training goes on."""
+        """Save weights and state; in the background the weights are copied first and training goes on.
+
+        A copy that does not fit in the memory free now (:func:`snapshot_copy_fits`) is not made: the snapshot is
+        then written from the weights themselves, and training waits for it.
+        """
         self.wait()
         self.learner.merge()
         self.check_finite()
         net = self.network
+        background = background and snapshot_copy_fits(net, available_memory())
         network = net.copy() if background else net
         state, info = self._state(), self._training_info()
         self.last_snapshot = self.done

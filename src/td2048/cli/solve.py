@@ -11,8 +11,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from td2048.cli.machine import machine_memory
 from td2048.cli.options import SCORES_HELP, board_arg, scores_arg, size_arg
+from td2048.machine import machine_memory
 
 HELP = "solve a small board exactly: every position's value under perfect play"
 DESCRIPTION = """\

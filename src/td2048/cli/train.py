@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 from td2048.cli import invoked_as
-from td2048.cli.machine import available_memory
 from td2048.cli.options import (
     add_board_argument,
     add_game_argument,
@@ -39,6 +38,7 @@ from td2048.games.shape import BoardShape
 from td2048.games.tiles import WIN_TILE
 from td2048.io.model import read_model
 from td2048.io.rundir import PRETRAIN, STARTS
+from td2048.machine import available_memory
 from td2048.recipes import peak_memory, recipe, recipes
 from td2048.settings import MAX_STARTS, MERGE_OFF, TARGETS, TrainSettings
 from td2048.spec import METHODS, default_network, format_bytes

@@ -1,4 +1,4 @@
-"""What the machine a command runs on has: its memory, in all and free now."""
+"""What the machine td2048 runs on has: its memory, in all and free now."""
 
 from __future__ import annotations
 
