@@ -9,6 +9,8 @@ from naive import all_symmetries, from_grid, network_value, repeated_tuples, to_
 from td2048.errors import TD2048Error
 from td2048.games.bitboard import symmetric_boards
 from td2048.games.shape import BoardShape
+from td2048.kernels import load_generated
+from td2048.kernels.codegen import generate_source
 from td2048.network import Network, parse_network
 from td2048.spec import BOARD_PRESETS, PRESETS, TABLE_STAGGER, NetworkSpec, parse_size, tuple_runs
 
@@ -128,6 +130,42 @@ def test_indices_match_reference(board):
     syms = [to_grid(s) for s in symmetric_boards(board)]
     expected = [off + tuple_index(g, cells) for g in syms for cells, off in zip(spec.tuples, spec.table_offsets)]
     assert net.feature_indices(board).tolist() == expected
+
+
+def _has_bmi2() -> bool:
+    import llvmlite.binding as llvm
+
+    return bool(llvm.get_host_cpu_features().get("bmi2", False))
+
+
+@pytest.fixture(scope="module")
+def index_kernels():
+    """Kernels of a network of tuples in several runs (ascending, gapped, descending), generated both ways: tuples
+    read by shifts and masks, and by pext."""
+    spec = parse_network("012456,45689a,01259a,0145,37b,c8")
+    return spec, {pext: load_generated(f"td2048_test_indices_{int(pext)}", generate_source(spec, pext=pext))
+                  for pext in (False, True)}
+
+
+@pytest.mark.skipif(not _has_bmi2(), reason="the CPU has no pext")
+@settings(max_examples=300)
+@given(boards)
+def test_pext_reads_the_same_indices_as_shifts_and_masks(index_kernels, board):
+    spec, kernels = index_kernels
+    syms = [to_grid(s) for s in symmetric_boards(board)]
+    expected = [off + tuple_index(g, cells) for g in syms for cells, off in zip(spec.tuples, spec.table_offsets)]
+    for module in kernels.values():
+        rows = np.zeros((1, spec.n_features), np.uint64)
+        module.index_row(np.uint64(board), rows, np.int64(0))
+        assert rows[0].tolist() == expected
+
+
+def test_pext_is_written_only_for_ascending_tuples_of_several_runs():
+    source = generate_source(parse_network("012456,012345,6510"), pext=True)
+    assert "pext(lo, U64_fff0fff)" in source  # 012456: two runs, ascending
+    assert "pext(lo, U64_ffffff)" not in source and "lo & U64_ffffff" in source  # one run: a mask
+    assert "pext(lo, U64_ff000f0)" not in source  # 6510 descends: shifts and masks
+    assert "pext(" not in generate_source(parse_network("012456"), pext=False).split("U8 = np.uint8")[1]
 
 
 @settings(max_examples=100)

@@ -26,9 +26,9 @@ _TEMPLATES = _PACKAGE / "kernels" / "templates"
 # global constants), and its cache only checks the generated file itself: so the generated
 # source carries a fingerprint of them, and any change to them gives a new module.
 _COMPILED_INTO_KERNELS = ("config.py", "rng.py", "games/bitboard.py", "games/game2048.py", "games/wide.py",
-                          "games/keys.py", "kernels/merge.py", "kernels/params.py", "kernels/codegen.py",
-                          "kernels/targets.py", "kernels/tables.py", "kernels/episode.py", "kernels/distill.py",
-                          "kernels/search.py", "kernels/endgame.py",
+                          "games/keys.py", "kernels/intrinsics.py", "kernels/merge.py", "kernels/params.py",
+                          "kernels/codegen.py", "kernels/targets.py", "kernels/tables.py", "kernels/episode.py",
+                          "kernels/distill.py", "kernels/search.py", "kernels/endgame.py",
                           "kernels/templates/narrow_board.py", "kernels/templates/wide_board.py",
                           "kernels/templates/no_expectation.py", "kernels/templates/downgrade.py",
                           "kernels/templates/network_calls.py", "kernels/templates/one_stage.py")
@@ -100,15 +100,21 @@ def symmetry_setup(board: BoardShape) -> list[str]:
             f"    mf = {down('mirror(f)', columns)}"]
 
 
-def index_expression(cells, offset: int, board: str = "x") -> str:
+def index_expression(cells, offset: int, board: str = "x", pext: bool = False) -> str:
     """Python expression of the flat weight index of a tuple on ``board`` (a uint64).
 
     A run of cells read from bit ``shift`` and placed at bit ``place`` of the index is
     ``((x >> shift) & mask) << place``, written as one shift and one mask:
-    ``(x >> (shift - place)) & (mask << place)``.
+    ``(x >> (shift - place)) & (mask << place)``. With ``pext``, a tuple of several runs whose cells
+    ascend is one ``pext(x, mask)`` instead (:mod:`td2048.kernels.intrinsics`), the same index.
     """
+    runs = tuple_runs(cells)
+    if pext and len(runs) > 1 and list(cells) == sorted(cells):
+        mask = sum(0xF << (4 * c) for c in cells)
+        index = f"pext({board}, U64({hex(mask)}))"
+        return f"U64({offset}) + {index}" if offset else index
     terms = []
-    for shift, mask, place in tuple_runs(cells):
+    for shift, mask, place in runs:
         moved = shift - place
         source = board if moved == 0 else f"({board} >> U64({moved}))" if moved > 0 else \
             f"({board} << U64({-moved}))"
@@ -122,16 +128,17 @@ def _cell_code(cell: int, wide: bool) -> str:
     return f"({nibble} | (((hi >> U64({cell})) & U64(1)) << U64(4)))" if wide else nibble
 
 
-def index_code(spec: NetworkSpec, wide: bool) -> tuple[list[str], list[str]]:
+def index_code(spec: NetworkSpec, wide: bool, pext: bool = False) -> tuple[list[str], list[str]]:
     """(lines that read the board ``x``, one flat-index expression per tuple).
 
-    4-bit boards with 16**n tables read each tuple with shifts and masks (:func:`index_expression`).
+    4-bit boards with 16**n tables read each tuple with shifts and masks, or ``pext`` (:func:`index_expression`).
     Wide boards (two words) and clamped networks read each used cell's code once, clamp it at K,
     and combine: index = offset + sum of min(code_i, K) * (K+1)**i.
     """
     if not wide and spec.clamp is None:
         offsets = spec.table_offsets
-        return ["    lo = x"], [index_expression(c, o, "lo") for c, o in zip(spec.frame_tuples, offsets, strict=True)]
+        return ["    lo = x"], [index_expression(c, o, "lo", pext)
+                               for c, o in zip(spec.frame_tuples, offsets, strict=True)]
     top = spec.values_per_cell - 1  # K: 15 for unclamped 16**n tables on wide boards
     lines = ["    lo = x[0]", "    hi = x[1]"] if wide else ["    lo = x"]
     for cell in sorted({c for t in spec.frame_tuples for c in t}):
@@ -143,7 +150,8 @@ def index_code(spec: NetworkSpec, wide: bool) -> tuple[list[str], list[str]]:
     return lines, indices
 
 
-def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = False, records: bool = False) -> str:
+def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = False, records: bool = False,
+                       pext: bool = False) -> str:
     """Source of the functions on a board's feature indices: a row ``x`` of N_FEATURES flat indices.
 
     A move writes each candidate afterstate's indices once into a row of a scratch array
@@ -169,7 +177,7 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
              '    """Write the flat weight index of every feature of b into row r of out (isomorphism-major)."""']
     if n_iso > 1:
         lines += symmetry_setup(spec.board)
-    reads, indices = index_code(spec, wide)
+    reads, indices = index_code(spec, wide, pext)
     if spec.stages:  # every index of a board goes to its stage's tables
         lines.append("    so = U64(STAGE_WEIGHTS) * U64(stage_of(b))")
         indices = [f"so + {index}" for index in indices]
@@ -341,7 +349,7 @@ def enter_stage(w, dirty, b):
 
 
 def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False, state_values: bool = False,
-                    tc: bool = False, records: bool = False, expected: bool = False) -> str:
+                    tc: bool = False, records: bool = False, expected: bool = False, pext: bool = False) -> str:
     """Complete module source: network-specific header, then the shared episode, distillation and search kernels.
 
     The header's fixed parts (the board's helpers, ``downgraded``, the expectation functions of
@@ -359,6 +367,8 @@ def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False
     weight beside its two accumulators (td2048.kernels.records), and ``dirty`` is unused.
     ``expected``: learning moves V toward expected targets, the mean over every new tile of the best
     move's value (``expected_target`` in td2048.kernels.episode), instead of the sampled next move's.
+    ``pext``: tuples of several runs are read with one ``pext`` each (:func:`index_expression`), for a CPU
+    that has it fast (:func:`td2048.kernels.intrinsics.fast_pext`).
     """
     records = records and tc and not tracked
     # The header names only what the code depends on, so that networks that compile to the same code
@@ -369,7 +379,8 @@ def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False
     variant = (", 5-bit cells" if wide else "") + top \
         + (", tracking changed regions" if tracked else "") + (", state values" if state_values else "") \
         + (f", {spec.n_stages} stages {list(spec.stages)}" if spec.stages else "") + (", TC updates" if tc else "") \
-        + (" on records" if records else "") + (", expected targets" if expected else "")
+        + (" on records" if records else "") + (", expected targets" if expected else "") \
+        + (", tuples read by pext" if pext and "pext(" in "".join(index_code(spec, wide, pext)[1]) else "")
     board = "" if spec.board.full else f" on the {spec.board} board (cells of the 4x4 frame)"
     what = f"tuples {cells}{board}, {spec.isomorphisms} isomorphisms{variant}"
     header = f'''"""td2048 kernels for networks of {what}.
@@ -382,6 +393,7 @@ import numpy as np
 
 from td2048.config import njit
 from td2048.games.keys import canon4, canon5, indexed_position
+from td2048.kernels.intrinsics import pext
 from td2048.kernels.merge import CHUNK_SHIFT, DIRTY_SHIFT, NO_TRACKING, prefetch_far, prefetch_read
 from td2048.kernels.params import {", ".join(POSITIONS)}
 from td2048.rng import below, uniform
@@ -404,7 +416,7 @@ STAGE_MARKERS = {spec.stage_markers}
 {_shape_constants(spec.board, wide)}
 
 
-{_feature_functions(spec, tracked, wide, tc, records)}
+{_feature_functions(spec, tracked, wide, tc, records, pext)}
 
 
 {_stage_functions(spec, tracked, tc, records)}
