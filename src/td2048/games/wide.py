@@ -21,9 +21,10 @@ shape whose rows and columns differ has 4 more rows for its columns (``vertical`
 import functools
 
 import numpy as np
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from td2048.config import njit
-from td2048.games.bitboard import NIBBLE, U64, empty_mask, flip, mirror, transpose
+from td2048.games.bitboard import NIBBLE, U64, count_flags, empty_mask, flip, mirror, transpose
 from td2048.games.rules import build_row_table
 from td2048.games.shape import FULL, BoardShape
 from td2048.games.tiles import GAMES
@@ -178,19 +179,14 @@ def wide_spawn_tile(b, rng, cells):
     """Code 1 (p = 0.9) or 2 (p = 0.1) on a uniformly random empty cell of ``cells`` (bit 4 i for each
     cell of the board); cell first, then tile."""
     m = wide_empty_mask(b) & cells
-    n = 0
-    for i in range(16):
-        n += np.int64((m >> U64(4 * i)) & _U1)
+    n = count_flags(m)
     if n == 0:
         return b
     k = below(rng, n)
     code = _U2 if uniform(rng) < P_TWO else _U1
-    for i in range(16):
-        if (m >> U64(4 * i)) & _U1:
-            if k == 0:
-                return (b[0] | (code << U64(4 * i)), b[1])
-            k -= 1
-    return b
+    for _ in range(k):  # the k-th flag from the lowest (as spawn_tile)
+        m &= m - _U1
+    return (b[0] | (code << U64(trailing_zeros(m))), b[1])
 
 
 @njit(forceinline=True)
