@@ -57,8 +57,7 @@ _SHARED_KERNELS = (("targets.py", "# ---- target and update kernels (shared by e
                    ("search.py", "# ---- search kernels (shared by every network) ----"),
                    ("endgame.py", "# ---- endgame kernels (shared by every network) ----"))
 
-# the symmetric boards, in the order of td2048.games.bitboard.symmetric_boards
-_SYMMETRY_EXPRESSIONS = ("b", "transpose(f)", "mf", "transpose(m)", "m", "f", "transpose(b)", "transpose(mf)")
+# the symmetric boards of a rectangle, in the order of td2048.games.bitboard.symmetric_boards
 _RECTANGLE_EXPRESSIONS = ("b", "mf", "m", "f")  # identity, half turn, mirror, flip
 
 
@@ -81,23 +80,35 @@ def template_text(name: str) -> str:
     return text[start:].rstrip("\n")
 
 
+def _down(expr: str, cells: int) -> str:
+    """``expr`` shifted back by ``cells`` cells (``cells_down``), or as it is for 0."""
+    return expr if cells == 0 else f"cells_down({expr}, {cells})"
+
+
 def symmetry_expressions(board: BoardShape) -> tuple[str, ...]:
-    """The symmetric boards of ``b`` in the order of ``board.symmetries``, from ``m``, ``f``, ``mf``
-    (:func:`symmetry_setup`)."""
-    return _SYMMETRY_EXPRESSIONS if board.square else _RECTANGLE_EXPRESSIONS
+    """The symmetric boards of ``b`` in the order of ``board.symmetries``, from ``m``, ``f``, ``mf``, and on square
+    boards ``t`` and ``tf`` (:func:`symmetry_setup`)."""
+    if not board.square:
+        return _RECTANGLE_EXPRESSIONS
+    rows = 4 - board.rows
+    # transpose(f), mf, transpose(m), m, f, transpose(b), transpose(mf); one transpose, the others from it
+    return ("b", "tf", "mf", _down("flip(t)", 4 * rows), "m", "f", "t", _down("flip(tf)", 4 * rows))
 
 
 def symmetry_setup(board: BoardShape) -> list[str]:
-    """Lines that make ``m``, ``f`` and ``mf``: b mirrored, flipped, and both, on the board's own cells.
+    """Lines that make ``m``, ``f`` and ``mf``: b mirrored, flipped, and both, on the board's own cells; on square
+    boards also ``t``, b transposed, and ``tf``, the transpose of ``f`` (mirrored ``t``).
 
     The frame's mirror and flip move a smaller board out of the top-left corner; shifting it back
-    (``cells_down``) by the missing columns or rows makes them the board's own."""
-    def down(expr: str, cells: int) -> str:
-        return expr if cells == 0 else f"cells_down({expr}, {cells})"
-
+    (``cells_down``) by the missing columns or rows makes them the board's own. The transposes of the flipped and
+    mirrored boards are ``t`` mirrored and flipped: one transpose (13 operations) and mirrors and flips (5 to 8)
+    instead of four transposes."""
     columns, rows = 4 - board.cols, 4 - board.rows
-    return [f"    m = {down('mirror(b)', columns)}", f"    f = {down('flip(b)', 4 * rows)}",
-            f"    mf = {down('mirror(f)', columns)}"]
+    lines = [f"    m = {_down('mirror(b)', columns)}", f"    f = {_down('flip(b)', 4 * rows)}",
+             f"    mf = {_down('mirror(f)', columns)}"]
+    if board.square:
+        lines += ["    t = transpose(b)", f"    tf = {_down('mirror(t)', columns)}"]
+    return lines
 
 
 def index_expression(cells, offset: int, board: str = "x", pext: bool = False) -> str:
