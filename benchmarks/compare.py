@@ -1,7 +1,7 @@
 """Side by side: td2048 and a reference program (TDL2048+) on the same work, interleaved.
 
     python benchmarks/compare.py --reference /tmp/tdl/2048            # 2x4 8x4 4x5 4x6 8x6, 1 and 2 threads
-    python benchmarks/compare.py --reference /tmp/tdl/2048 --networks 4x6 --threads 1 --rounds 5
+    python benchmarks/compare.py --reference /tmp/tdl/2048 /tmp/tdl-nobmi2/2048 --networks 4x6 --threads 1 --rounds 5
     python benchmarks/compare.py                                       # td2048's figures only
 
 The work: a network trained from zero weights for --episodes episodes, then played (no learning) for
@@ -23,7 +23,9 @@ twice; `all` measures the three.
 write one shared table without locks.
 
 The reference is not part of td2048: build TDL2048+ from its own source with its own makefile and
-point --reference at the `2048` binary it makes.
+point --reference at the `2048` binary it makes. Give both of its builds (`make` and `make BMI2=no`, whose
+speeds differ by CPU) as `--reference A B`: every round runs each, and the ratios are against the faster build
+of that round (training and testing each).
 """
 
 from __future__ import annotations
@@ -91,7 +93,9 @@ def spread(values: list[float], scale: float = 1.0, fmt: str = "{:.2f}") -> str:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--reference", metavar="PATH", help="a TDL2048+ `2048` binary built from its source")
+    p.add_argument("--reference", metavar="PATH", nargs="+",
+                   help="TDL2048+ `2048` binaries built from its source (both builds: each round runs each, and "
+                        "the faster is the round's reference)")
     p.add_argument("--networks", nargs="+", default=["2x4", "8x4", "4x5", "4x6", "8x6"], choices=REFERENCE_NAMES)
     p.add_argument("--threads", nargs="+", type=int, default=[1, 2])
     p.add_argument("--update", choices=(*UPDATES, "both", "all"), default="both")
@@ -111,15 +115,17 @@ def main() -> int:
             network, threads, update = case
             seed = args.seed + r
             runs = [("td", run_td2048, (network, args.episodes, threads, update, seed, args.tc))]
-            if args.reference:
-                runs.append(("ref", run_reference, (args.reference, network, args.episodes, threads, update, seed,
-                                                     args.tc)))
-                if r % 2:
-                    runs.reverse()
-            for who, call, call_args in runs:
-                figures[case][who].append(call(*call_args))
-            line = " ".join(f"{who} {tr / 1e6:.2f}M/{te / 1e6:.2f}M" for who in ("td", "ref")
-                            for tr, te in figures[case][who][-1:])
+            for k, binary in enumerate(args.reference or []):
+                runs.append((f"ref{k}", run_reference, (binary, network, args.episodes, threads, update, seed,
+                                                        args.tc)))
+            if r % 2:
+                runs.reverse()
+            got = {who: call(*call_args) for who, call, call_args in runs}
+            figures[case]["td"].append(got["td"])
+            builds = [got[f"ref{k}"] for k in range(len(args.reference or []))]
+            if builds:  # the faster build of the round, in training and in testing
+                figures[case]["ref"].append((max(b[0] for b in builds), max(b[1] for b in builds)))
+            line = " ".join(f"{who} {tr / 1e6:.2f}M/{te / 1e6:.2f}M" for who, (tr, te) in sorted(got.items()))
             print(f"# round {r + 1}: {network} {threads} thread(s) {update}: {line}", file=sys.stderr, flush=True)
 
     header = "| network | threads | training | td2048 train / test moves/s (M) |"
