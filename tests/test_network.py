@@ -11,6 +11,7 @@ from td2048.games.bitboard import symmetric_boards
 from td2048.games.shape import BoardShape
 from td2048.kernels import load_generated
 from td2048.kernels.codegen import generate_source
+from td2048.kernels.intrinsics import fast_pext, has_pext
 from td2048.network import Network, parse_network
 from td2048.spec import BOARD_PRESETS, PRESETS, TABLE_STAGGER, NetworkSpec, parse_size, tuple_runs
 
@@ -132,12 +133,6 @@ def test_indices_match_reference(board):
     assert net.feature_indices(board).tolist() == expected
 
 
-def _has_bmi2() -> bool:
-    import llvmlite.binding as llvm
-
-    return bool(llvm.get_host_cpu_features().get("bmi2", False))
-
-
 @pytest.fixture(scope="module")
 def index_kernels():
     """Kernels of a network of tuples in several runs (ascending, gapped, descending), generated both ways: tuples
@@ -147,7 +142,7 @@ def index_kernels():
                   for pext in (False, True)}
 
 
-@pytest.mark.skipif(not _has_bmi2(), reason="the CPU has no pext")
+@pytest.mark.skipif(not has_pext(), reason="the CPU compiled for has no pext")
 @settings(max_examples=300)
 @given(boards)
 def test_pext_reads_the_same_indices_as_shifts_and_masks(index_kernels, board):
@@ -204,3 +199,16 @@ def test_td_update_moves_each_feature_by_the_split_alpha():
     assert v1 == pytest.approx(net.value(board), abs=1e-4)
     assert v1 - v0 == pytest.approx(alpha * (target - v0), rel=1e-5)
     assert np.count_nonzero(net.weights != random_network("2x4", seed=3).weights) == 16
+
+
+def test_pext_is_turned_off_by_the_environment(monkeypatch):
+    monkeypatch.setenv("TD2048_PEXT", "0")
+    fast_pext.cache_clear()
+    try:
+        assert fast_pext() is False
+        monkeypatch.setenv("TD2048_PEXT", "1")
+        fast_pext.cache_clear()
+        assert fast_pext() is has_pext()
+    finally:
+        monkeypatch.delenv("TD2048_PEXT")
+        fast_pext.cache_clear()

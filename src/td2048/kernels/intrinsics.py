@@ -39,12 +39,9 @@ def pext(typingctx, x, mask):
 
 
 @functools.cache
-def fast_pext() -> bool:
-    """Whether the kernels read tuples with ``pext`` on this machine.
-
-    True where the CPU that Numba compiles for (the host, unless ``NUMBA_CPU_NAME`` names another) has BMI2 and
-    runs ``pext`` in hardware (not AMD's Zen 1 and 2, which run it in microcode). ``TD2048_PEXT=0`` turns it
-    off (``1``: on wherever the CPU has BMI2), for comparing the two forms on one machine.
+def has_pext() -> bool:
+    """Whether the CPU that Numba compiles for has BMI2's ``pext`` (fast or not): the host's CPU, unless
+    ``NUMBA_CPU_NAME`` names another, for which no guess is made (False).
 
     Returns
     -------
@@ -53,16 +50,31 @@ def fast_pext() -> bool:
     import llvmlite.binding as llvm
     from numba.core import config
 
-    if config.CPU_NAME not in (None, "host"):  # code compiled for another CPU than this one: no guess
+    if config.CPU_NAME not in (None, "host"):
         return False
     try:
-        features = llvm.get_host_cpu_features()
-        name = llvm.get_host_cpu_name()
+        return bool(llvm.get_host_cpu_features().get("bmi2", False))
     except RuntimeError:  # llvmlite cannot read this CPU's features
         return False
-    if not features.get("bmi2", False):
+
+
+@functools.cache
+def fast_pext() -> bool:
+    """Whether the kernels read tuples with ``pext`` on this machine.
+
+    True where the CPU has it (:func:`has_pext`) and runs it in hardware (not AMD's Zen 1 and 2, which run it in
+    microcode). ``TD2048_PEXT=0`` turns it off (``1``: on wherever the CPU has it), for comparing the two forms
+    on one machine.
+
+    Returns
+    -------
+    bool
+    """
+    import llvmlite.binding as llvm
+
+    if not has_pext():
         return False
     choice = os.environ.get("TD2048_PEXT", "")
     if choice in ("0", "1"):
         return choice == "1"
-    return name not in _SLOW_PEXT_CPUS
+    return llvm.get_host_cpu_name() not in _SLOW_PEXT_CPUS
