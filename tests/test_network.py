@@ -11,7 +11,7 @@ from td2048.games.bitboard import symmetric_boards
 from td2048.games.shape import BoardShape
 from td2048.kernels import load_generated
 from td2048.kernels.codegen import generate_source
-from td2048.kernels.intrinsics import fast_pext, has_pext
+from td2048.kernels.intrinsics import fast_gather, fast_pext, has_avx2, has_pext
 from td2048.network import Network, parse_network
 from td2048.spec import BOARD_PRESETS, PRESETS, TABLE_STAGGER, NetworkSpec, parse_size, tuple_runs
 
@@ -148,11 +148,37 @@ def index_kernels():
 def test_pext_reads_the_same_indices_as_shifts_and_masks(index_kernels, board):
     spec, kernels = index_kernels
     syms = [to_grid(s) for s in symmetric_boards(board)]
-    expected = [off + tuple_index(g, cells) for g in syms for cells, off in zip(spec.tuples, spec.table_offsets)]
+    # the kernels' rows: tuple-major, each tuple's indices on the 8 symmetric boards side by side
+    expected = [off + tuple_index(g, cells) for cells, off in zip(spec.tuples, spec.table_offsets) for g in syms]
     for module in kernels.values():
         rows = np.zeros((1, spec.n_features), np.uint64)
         module.index_row(np.uint64(board), rows, np.int64(0))
         assert rows[0].tolist() == expected
+
+
+@pytest.fixture(scope="module")
+def gather_kernels():
+    """Kernels of 8- and 4-isomorphism networks, their weights read by scalar loads and by vector gathers."""
+    specs = (parse_network("012456,45689a,0145"), parse_network("012345,456789", isomorphisms=4))
+    return [(spec, [load_generated(f"td2048_test_gather_{spec.isomorphisms}_{int(gather)}",
+                                   generate_source(spec, gather=gather)) for gather in (False, True)])
+            for spec in specs]
+
+
+@pytest.mark.skipif(not has_avx2(), reason="the CPU compiled for has no AVX2")
+@settings(max_examples=100)
+@given(boards)
+def test_gathered_values_and_updates_are_the_plain_ones_bit_for_bit(gather_kernels, board):
+    for spec, (plain, gathered) in gather_kernels:
+        assert "weights gathered" in gathered.__doc__ and "weights gathered" not in plain.__doc__
+        weights = np.random.default_rng(board % 1000).standard_normal(spec.n_weights).astype(np.float32) * 1000
+        rows = np.zeros((1, spec.n_features), np.uint64)
+        plain.index_row(np.uint64(board), rows, np.int64(0))
+        assert plain.value_of(weights, rows, 0) == gathered.value_of(weights, rows, 0)
+        before = weights.copy()
+        after = [plain.update_of(weights, plain.NO_TRACKING, rows, 0, 5000.0, 0.01),
+                 gathered.update_of(before, gathered.NO_TRACKING, rows, 0, 5000.0, 0.01)]
+        assert after[0] == after[1] and np.array_equal(weights, before)
 
 
 def test_pext_is_written_only_for_ascending_tuples_of_several_runs():
@@ -212,3 +238,16 @@ def test_pext_is_turned_off_by_the_environment(monkeypatch):
     finally:
         monkeypatch.delenv("TD2048_PEXT")
         fast_pext.cache_clear()
+
+
+def test_gathers_are_turned_off_by_the_environment(monkeypatch):
+    monkeypatch.setenv("TD2048_GATHER", "0")
+    fast_gather.cache_clear()
+    try:
+        assert fast_gather() is False
+        monkeypatch.setenv("TD2048_GATHER", "1")
+        fast_gather.cache_clear()
+        assert fast_gather() is has_avx2()
+    finally:
+        monkeypatch.delenv("TD2048_GATHER")
+        fast_gather.cache_clear()

@@ -455,7 +455,8 @@ class Network:
         """
         out = np.zeros((1, self.spec.n_features), np.uint64)
         self.kernels.feature_indices(self._board(board), out, 0)
-        return out[0]
+        # the kernels' rows are tuple-major (td2048.kernels.codegen.feature_column)
+        return out[0].reshape(len(self.spec.tuples), self.spec.isomorphisms).T.ravel()
 
     def td_update(self, board: int, target: float, alpha: float) -> float:
         """One TD step on a board, the learning rate split over all features.

@@ -40,7 +40,7 @@ from pathlib import Path
 from types import ModuleType
 
 from td2048.kernels.codegen import generate_source
-from td2048.kernels.intrinsics import fast_pext
+from td2048.kernels.intrinsics import fast_gather, fast_pext
 
 _loaded: dict[str, ModuleType] = {}
 _by_variant: dict[tuple, ModuleType] = {}
@@ -107,10 +107,11 @@ def kernels_for(spec, tracked: bool = False, wide: bool = False, state_values: b
         When no directory for the generated modules is writable.
     """
     records = records and tc and not tracked
-    variant = (spec, tracked, wide, state_values, tc, records, expected, fast_pext())
+    variant = (spec, tracked, wide, state_values, tc, records, expected, fast_pext(), fast_gather())
     if variant in _by_variant:  # generating the source to hash it takes milliseconds: callers ask per move
         return _by_variant[variant]
-    source = generate_source(spec, tracked, wide, state_values, tc, records, expected, pext=variant[-1])
+    source = generate_source(spec, tracked, wide, state_values, tc, records, expected, pext=variant[-2],
+                             gather=variant[-1])
     digest = hashlib.sha256(source.encode()).hexdigest()[:20]
     if digest in _loaded:
         _by_variant[variant] = _loaded[digest]

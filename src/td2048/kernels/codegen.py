@@ -161,8 +161,14 @@ def index_code(spec: NetworkSpec, wide: bool, pext: bool = False) -> tuple[list[
     return lines, indices
 
 
+def feature_column(spec: NetworkSpec, k: int, t: int) -> int:
+    """Where the index of tuple t on symmetric board k sits in a row of feature indices: tuple-major, each
+    tuple's indices on the symmetric boards side by side (one vector gather reads them)."""
+    return t * spec.isomorphisms + k
+
+
 def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = False, records: bool = False,
-                       pext: bool = False) -> str:
+                       pext: bool = False, gather: bool = False) -> str:
     """Source of the functions on a board's feature indices: a row ``x`` of N_FEATURES flat indices.
 
     A move writes each candidate afterstate's indices once into a row of a scratch array
@@ -183,9 +189,10 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
     def scaled(index: str) -> str:  # a weight's place in the array: its record's first float
         return f"U64({RECORD}) * ({index})" if records else index
 
-    groups = [[k * n_tuples + t for t in range(n_tuples)] for k in range(n_iso)]
+    groups = [[feature_column(spec, k, t) for t in range(n_tuples)] for k in range(n_iso)]
     lines = ["@njit(forceinline=True)", "def feature_indices(b, out, r):",
-             '    """Write the flat weight index of every feature of b into row r of out (isomorphism-major)."""']
+             '    """Write the flat weight index of every feature of b into row r of out (tuple-major:',
+             '    see td2048.kernels.codegen.feature_column)."""']
     if n_iso > 1:
         lines += symmetry_setup(spec.board)
     reads, indices = index_code(spec, wide, pext)
@@ -207,11 +214,16 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
     if tc and tracked:  # tracked TC kernels: ``aux`` is (accumulators, chunk flags)
         prefetch_tc = ["    acc = aux[0]", prefetch_tc[0], prefetch_tc[1].replace("(aux,", "(acc,")]
     lines += prefetch_tc if tc and not records else ["    return"]
-    lines += ["", "", "@njit(forceinline=True)", "def value_of(w, x, r):",
-              '    """V from the feature indices: the sum of their weights."""']
+    if gather and n_iso >= 4:  # one gather a tuple: the same sums in the same order
+        lines += ["", "", f"gathered = gathered_value({n_tuples}, {n_iso})"]
+    lines += ["", "", "@njit(forceinline=True)", "def plain_value_of(w, x, r):",
+              '    """V from the feature indices: the sum of their weights, symmetric board by symmetric board."""']
     for k, group in enumerate(groups):
         lines.append(f"    s{k} = np.float64(w[x[r, {group[0]}]])" + "".join(f" + w[x[r, {f}]]" for f in group[1:]))
     lines += ["    return " + " + ".join(f"s{k}" for k in range(n_iso)), "", ""]
+    lines += ["@njit(forceinline=True)", "def value_of(w, x, r):",
+              '    """V from the feature indices, as plain_value_of gives it (with gathers: one per tuple)."""']
+    lines += ["    return gathered(w, x, r)" if gather and n_iso >= 4 else "    return plain_value_of(w, x, r)", "", ""]
     lines += ["@njit(forceinline=True)", "def update_of(w, dirty, x, r, target, alpha_split):",
               '    """Move V toward target: every feature weight gets alpha_split * (target - V).',
               "",
@@ -224,7 +236,7 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
               "    ``dirty`` is (the accumulators, a byte per chunk of CHUNK weights set when it changes).",
               "    TC kernels on records: ``w`` is the records (weight, E, A; td2048.kernels.records).",
               '    """',
-              "    u = np.float32(alpha_split * (target - value_of(w, x, r)))"]
+              "    u = np.float32(alpha_split * (target - plain_value_of(w, x, r)))"]
     if tc:
         lines.append("    au = abs(u)")
         if tracked:
@@ -272,7 +284,8 @@ def _expectation_function(spec: NetworkSpec, records: bool = False) -> str:
     lines = ["@njit(forceinline=True)", "def expected_value_of(w, b, x, r):",
              '    """E[V(b + new tile)]: the mean over empty cells of 0.9 V(tile 1 there) + 0.1 V(tile 2);',
              '    x: the feature indices of b."""']
-    lines += [f"    i{f} = x[r, {f}]" for f in range(spec.n_features)]
+    lines += [f"    i{k * n_tuples + t} = x[r, {feature_column(spec, k, t)}]"  # named board-major
+              for k in range(n_iso) for t in range(n_tuples)]
     lines.append("    base = np.float64(w[i0])" + "".join(f" + w[i{f}]" for f in range(1, spec.n_features)))
     lines += ["    empty = empty_mask(b) & CELLS", "    n = 0", "    gain = 0.0"]
     maps = symmetric_cells(spec.board)
@@ -360,7 +373,8 @@ def enter_stage(w, dirty, b):
 
 
 def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False, state_values: bool = False,
-                    tc: bool = False, records: bool = False, expected: bool = False, pext: bool = False) -> str:
+                    tc: bool = False, records: bool = False, expected: bool = False, pext: bool = False,
+                    gather: bool = False) -> str:
     """Complete module source: network-specific header, then the shared episode, distillation and search kernels.
 
     The header's fixed parts (the board's helpers, ``downgraded``, the expectation functions of
@@ -380,6 +394,8 @@ def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False
     move's value (``expected_target`` in td2048.kernels.episode), instead of the sampled next move's.
     ``pext``: tuples of several runs are read with one ``pext`` each (:func:`index_expression`), for a CPU
     that has it fast (:func:`td2048.kernels.intrinsics.fast_pext`).
+    ``gather``: a row's weights are read with one vector gather per tuple (networks of 4 or 8 isomorphisms),
+    for a CPU that gathers fast (:func:`td2048.kernels.intrinsics.fast_gather`); the same values bit for bit.
     """
     records = records and tc and not tracked
     # The header names only what the code depends on, so that networks that compile to the same code
@@ -391,7 +407,8 @@ def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False
         + (", tracking changed regions" if tracked else "") + (", state values" if state_values else "") \
         + (f", {spec.n_stages} stages {list(spec.stages)}" if spec.stages else "") + (", TC updates" if tc else "") \
         + (" on records" if records else "") + (", expected targets" if expected else "") \
-        + (", tuples read by pext" if pext and "pext(" in "".join(index_code(spec, wide, pext)[1]) else "")
+        + (", tuples read by pext" if pext and "pext(" in "".join(index_code(spec, wide, pext)[1]) else "") \
+        + (", weights gathered" if gather and spec.isomorphisms >= 4 else "")
     board = "" if spec.board.full else f" on the {spec.board} board (cells of the 4x4 frame)"
     what = f"tuples {cells}{board}, {spec.isomorphisms} isomorphisms{variant}"
     header = f'''"""td2048 kernels for networks of {what}.
@@ -404,7 +421,7 @@ import numpy as np
 
 from td2048.config import njit
 from td2048.games.keys import canon4, canon5, indexed_position
-from td2048.kernels.intrinsics import pext
+from td2048.kernels.intrinsics import gathered_value, pext
 from td2048.kernels.merge import CHUNK_SHIFT, DIRTY_SHIFT, NO_TRACKING, prefetch_far, prefetch_read
 from td2048.kernels.params import {", ".join(POSITIONS)}
 from td2048.rng import below, uniform
@@ -427,7 +444,7 @@ STAGE_MARKERS = {spec.stage_markers}
 {_shape_constants(spec.board, wide)}
 
 
-{_feature_functions(spec, tracked, wide, tc, records, pext)}
+{_feature_functions(spec, tracked, wide, tc, records, pext, gather)}
 
 
 {_stage_functions(spec, tracked, tc, records)}

@@ -37,6 +37,7 @@ from td2048.kernels.interface import (
     expected_value_of,
     feature_indices,
     index_row,
+    plain_value_of,
     prefetch_aux,
     prefetch_indices,
     td_update,
@@ -138,8 +139,12 @@ def ask_for_candidates(table, w, board, work, bank):
 
 
 @njit(inline='always')
-def best_candidate(w, board, work, bank):
-    """best_move's answer from the candidates that ask_for_candidates left in ``work``."""
+def best_candidate(w, board, work, bank, just_written=False):
+    """best_move's answer from the candidates that ask_for_candidates left in ``work``.
+
+    ``just_written``: an update has just written weights that the candidates may share (forward TD's, made
+    while their weights come): their values are read by plain loads, which take a weight from a store still
+    on its way; a vector gather (value_of's, where the CPU gathers fast) waits for the store to land."""
     xs, afters, rewards = work
     row = 4 * bank
     best_dir, best_after, best_reward, best_value = -1, board, 0, 0.0
@@ -148,7 +153,10 @@ def best_candidate(w, board, work, bank):
         after = load_board(afters, d)
         if after == board:
             continue
-        v = expected_value_of(w, after, xs, row + d) if STATE_VALUES else value_of(w, xs, row + d)
+        if STATE_VALUES:
+            v = expected_value_of(w, after, xs, row + d)
+        else:
+            v = plain_value_of(w, xs, row + d) if just_written else value_of(w, xs, row + d)
         if rewards[d] + v > best_total:
             best_total, best_dir, best_after, best_reward, best_value = rewards[d] + v, d, after, rewards[d], v
     return best_dir, best_after, best_reward, best_value
@@ -260,11 +268,12 @@ def play_from(table, w, dirty, rng, mode, params, path, board, score, steps, pre
                 update_row(w, dirty, xs, pending_row, pending_target, alpha_split)
             return score, steps, board, previous, True
         ask_for_candidates(table, w, board, work, bank)
+        written = pending
         if pending:  # forward TD's update of the afterstate before last, while this move's weights come
             # (its own weights are in the cache, and it still comes before every read of this move)
             update_of(w, dirty, xs, pending_row, pending_target, alpha_split)
             pending = False
-        d, after, reward, after_value = best_candidate(w, board, work, bank)
+        d, after, reward, after_value = best_candidate(w, board, work, bank, written)
         if d < 0:
             break
         e, e_after, e_reward = -1, after, reward  # another move than the network's: the table's or exploration's

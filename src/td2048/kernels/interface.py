@@ -53,8 +53,9 @@ def _generated(name: str) -> NotImplementedError:
 def feature_indices(b, out, r):
     """Write the flat weight index of every feature of board ``b`` into row ``r`` of ``out``.
 
-    The network's N_TUPLES tuples on each of its N_ISO symmetric boards, isomorphism by isomorphism
-    (each tuple read with constant shifts and masks; on multistage networks, in the board's stage).
+    The network's N_TUPLES tuples on each of its N_ISO symmetric boards, tuple by tuple, each tuple's indices on
+    the symmetric boards side by side (each read with constant shifts and masks, or pext; on multistage
+    networks, in the board's stage).
     """
     raise _generated("feature_indices")
 
@@ -70,8 +71,14 @@ def prefetch_aux(aux, x, r):
 
 
 def value_of(w, x, r):
-    """V of the board whose feature indices are row ``r`` of ``x``: the sum of their weights."""
+    """V of the board whose feature indices are row ``r`` of ``x``: the sum of their weights (read by vector
+    gathers where the CPU gathers fast; the same value as plain_value_of, bit for bit)."""
     raise _generated("value_of")
+
+
+def plain_value_of(w, x, r):
+    """value_of by plain loads: for weights that a store may still be writing (see best_candidate)."""
+    raise _generated("plain_value_of")
 
 
 def update_of(w, dirty, x, r, target, alpha_split):

@@ -5,6 +5,11 @@ the result, in order: one instruction reads a tuple whose cells lie in several r
 ``pext(x, 0x0fff0fff)``), where shifts and masks take two or three per run. The generated kernels use it only
 where :func:`fast_pext` says so (:mod:`td2048.kernels.codegen` writes either form; both give the same
 indices).
+
+``gathered_value(n_tuples, lanes)`` sums a row of feature weights with one vector gather per tuple (AVX2's and
+AVX-512's ``vgather``): the row holds each tuple's indices on the ``lanes`` symmetric boards side by side, so
+one gather reads a tuple's weights on every board, and the boards' sums are added in the same order as the
+plain code adds them (the same value, bit for bit). The kernels use it where :func:`fast_gather` says so.
 """
 
 from __future__ import annotations
@@ -19,6 +24,10 @@ from numba.extending import intrinsic
 
 # CPUs with BMI2 whose pext is microcode (AMD Zen 1 and 2: tens of cycles, slower than shifts and masks)
 _SLOW_PEXT_CPUS = ("znver1", "znver2", "bdver4", "excavator")
+# CPUs with AVX2 whose gathers are not known to beat scalar loads here: Intel's first two AVX2 generations, and
+# AMD's (not measured yet: scalar loads, as before, until they are)
+_SLOW_GATHER_CPUS = ("haswell", "broadwell", "bdver4", "excavator")
+_SLOW_GATHER_PREFIXES = ("znver",)
 
 
 @intrinsic
@@ -38,6 +47,20 @@ def pext(typingctx, x, mask):
     return types.uint64(types.uint64, types.uint64), codegen
 
 
+def _has_feature(name: str) -> bool:
+    """Whether the CPU that Numba compiles for has the feature: the host's CPU, unless ``NUMBA_CPU_NAME``
+    names another, for which no guess is made (False)."""
+    import llvmlite.binding as llvm
+    from numba.core import config
+
+    if config.CPU_NAME not in (None, "host"):
+        return False
+    try:
+        return bool(llvm.get_host_cpu_features().get(name, False))
+    except RuntimeError:  # llvmlite cannot read this CPU's features
+        return False
+
+
 @functools.cache
 def has_pext() -> bool:
     """Whether the CPU that Numba compiles for has BMI2's ``pext`` (fast or not): the host's CPU, unless
@@ -47,15 +70,19 @@ def has_pext() -> bool:
     -------
     bool
     """
-    import llvmlite.binding as llvm
-    from numba.core import config
+    return _has_feature("bmi2")
 
-    if config.CPU_NAME not in (None, "host"):
-        return False
-    try:
-        return bool(llvm.get_host_cpu_features().get("bmi2", False))
-    except RuntimeError:  # llvmlite cannot read this CPU's features
-        return False
+
+@functools.cache
+def has_avx2() -> bool:
+    """Whether the CPU that Numba compiles for has AVX2, and so vector gathers (fast or not): the host's CPU,
+    unless ``NUMBA_CPU_NAME`` names another, for which no guess is made (False).
+
+    Returns
+    -------
+    bool
+    """
+    return _has_feature("avx2")
 
 
 @functools.cache
@@ -78,3 +105,87 @@ def fast_pext() -> bool:
     if choice in ("0", "1"):
         return choice == "1"
     return llvm.get_host_cpu_name() not in _SLOW_PEXT_CPUS
+
+
+@functools.cache
+def gathered_value(n_tuples: int, lanes: int):
+    """An intrinsic ``(w, x, r) -> float64``: the sum of the weights ``w[x[r, f]]`` of a row whose ``lanes``
+    symmetric boards' indices of tuple t sit at ``x[r, t * lanes : (t + 1) * lanes]``.
+
+    Each board's sum is its tuples' weights added in tuple order, in float64, and the boards' sums are added
+    in board order: what ``np.float64(w[a]) + w[b] + ...`` per board, then ``s0 + s1 + ...``, gives, bit for bit.
+    One gather per tuple reads its weights on every board. Compiles only for a CPU with AVX2 (callers check
+    :func:`fast_gather`); ``w`` a C-contiguous float array, ``x`` a C-contiguous uint64 matrix.
+
+    Parameters
+    ----------
+    n_tuples : int
+        Tuples in a row.
+    lanes : int
+        Symmetric boards in a row (the vector's width).
+    """
+    @intrinsic
+    def gathered(typingctx, w, x, r):
+        if not (isinstance(w, types.Array) and isinstance(x, types.Array) and w.layout == "C"
+                and x.layout == "C" and x.ndim == 2 and isinstance(w.dtype, types.Float)):
+            return None
+
+        def codegen(context, builder, signature, args):
+            i32, i64, f64 = ir.IntType(32), ir.IntType(64), ir.DoubleType()
+            weights = context.make_array(signature.args[0])(context, builder, args[0])
+            rows = context.make_array(signature.args[1])(context, builder, args[1])
+            element = context.get_value_type(signature.args[0].dtype)
+            vector, wide = ir.VectorType(element, lanes), ir.VectorType(f64, lanes)
+            indices, pointers = ir.VectorType(i64, lanes), ir.VectorType(weights.data.type, lanes)
+            gather = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(vector, [pointers, i32, ir.VectorType(ir.IntType(1), lanes), vector]),
+                f"llvm.masked.gather.v{lanes}{'f32' if isinstance(element, ir.FloatType) else 'f64'}.v{lanes}p0")
+            every = ir.Constant(ir.VectorType(ir.IntType(1), lanes), [ir.Constant(ir.IntType(1), 1)] * lanes)
+            size = context.get_abi_sizeof(element)
+            base = builder.insert_element(ir.Constant(indices, ir.Undefined), builder.ptrtoint(weights.data, i64),
+                                          ir.Constant(i32, 0))
+            base = builder.shuffle_vector(base, ir.Constant(indices, ir.Undefined),
+                                          ir.Constant(ir.VectorType(i32, lanes), [0] * lanes))
+            row = builder.mul(context.cast(builder, args[2], signature.args[2], types.int64),
+                              ir.Constant(i64, n_tuples * lanes))
+            total = None
+            for t in range(n_tuples):
+                place = builder.gep(rows.data, [builder.add(row, ir.Constant(i64, t * lanes))])
+                index = builder.load(builder.bitcast(place, indices.as_pointer()), align=8)
+                address = builder.add(base, builder.mul(index, ir.Constant(indices, [ir.Constant(i64, size)] * lanes)))
+                values = builder.call(gather, [builder.inttoptr(address, pointers), ir.Constant(i32, size), every,
+                                               ir.Constant(vector, ir.Undefined)])
+                values = builder.fpext(values, wide) if isinstance(element, ir.FloatType) else values
+                total = values if total is None else builder.fadd(total, values)
+            value = builder.extract_element(total, ir.Constant(i32, 0))
+            for k in range(1, lanes):
+                value = builder.fadd(value, builder.extract_element(total, ir.Constant(i32, k)))
+            return value
+
+        return types.float64(w, x, r), codegen
+
+    return gathered
+
+
+@functools.cache
+def fast_gather() -> bool:
+    """Whether the kernels read a row's weights with vector gathers (:func:`gathered_value`) on this machine.
+
+    True where the CPU that Numba compiles for is the host's, has AVX2, and gathers fast: not Intel's Haswell
+    and Broadwell, and not (yet) AMD's, whose gathers have not been measured against scalar loads here.
+    ``TD2048_GATHER=0`` turns it off (``1``: on wherever the CPU has AVX2), for comparing the two forms on one
+    machine.
+
+    Returns
+    -------
+    bool
+    """
+    import llvmlite.binding as llvm
+
+    if not has_avx2():
+        return False
+    choice = os.environ.get("TD2048_GATHER", "")
+    if choice in ("0", "1"):
+        return choice == "1"
+    name = llvm.get_host_cpu_name()
+    return name not in _SLOW_GATHER_CPUS and not name.startswith(_SLOW_GATHER_PREFIXES)
