@@ -227,27 +227,17 @@ def test_td_update_moves_each_feature_by_the_split_alpha():
     assert np.count_nonzero(net.weights != random_network("2x4", seed=3).weights) == 16
 
 
-def test_pext_is_turned_off_by_the_environment(monkeypatch):
-    monkeypatch.setenv("TD2048_PEXT", "0")
-    fast_pext.cache_clear()
+@pytest.mark.parametrize("variable, use, has", [("TD2048_PEXT", fast_pext, has_pext),
+                                                ("TD2048_GATHER", fast_gather, has_avx2)])
+def test_instructions_are_turned_off_and_on_by_the_environment(monkeypatch, variable, use, has):
+    monkeypatch.setenv(variable, "0")
+    use.cache_clear()
     try:
-        assert fast_pext() is False
-        monkeypatch.setenv("TD2048_PEXT", "1")
-        fast_pext.cache_clear()
-        assert fast_pext() is has_pext()
+        assert use() is False
+        monkeypatch.setenv(variable, "1")
+        use.cache_clear()
+        assert use() is has()
     finally:
-        monkeypatch.delenv("TD2048_PEXT")
-        fast_pext.cache_clear()
+        monkeypatch.delenv(variable)
+        use.cache_clear()
 
-
-def test_gathers_are_turned_off_by_the_environment(monkeypatch):
-    monkeypatch.setenv("TD2048_GATHER", "0")
-    fast_gather.cache_clear()
-    try:
-        assert fast_gather() is False
-        monkeypatch.setenv("TD2048_GATHER", "1")
-        fast_gather.cache_clear()
-        assert fast_gather() is has_avx2()
-    finally:
-        monkeypatch.delenv("TD2048_GATHER")
-        fast_gather.cache_clear()

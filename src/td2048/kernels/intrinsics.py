@@ -61,6 +61,19 @@ def _has_feature(name: str) -> bool:
         return False
 
 
+def _use(variable: str, available: bool, fast_on) -> bool:
+    """Whether the kernels use an instruction the CPU has (``available``): ``$variable`` 0 or 1 decides, else
+    ``fast_on(the host CPU's LLVM name)``."""
+    import llvmlite.binding as llvm
+
+    if not available:
+        return False
+    choice = os.environ.get(variable, "")
+    if choice in ("0", "1"):
+        return choice == "1"
+    return fast_on(llvm.get_host_cpu_name())
+
+
 @functools.cache
 def has_pext() -> bool:
     """Whether the CPU that Numba compiles for has BMI2's ``pext`` (fast or not): the host's CPU, unless
@@ -97,14 +110,7 @@ def fast_pext() -> bool:
     -------
     bool
     """
-    import llvmlite.binding as llvm
-
-    if not has_pext():
-        return False
-    choice = os.environ.get("TD2048_PEXT", "")
-    if choice in ("0", "1"):
-        return choice == "1"
-    return llvm.get_host_cpu_name() not in _SLOW_PEXT_CPUS
+    return _use("TD2048_PEXT", has_pext(), lambda cpu: cpu not in _SLOW_PEXT_CPUS)
 
 
 @functools.cache
@@ -180,12 +186,5 @@ def fast_gather() -> bool:
     -------
     bool
     """
-    import llvmlite.binding as llvm
-
-    if not has_avx2():
-        return False
-    choice = os.environ.get("TD2048_GATHER", "")
-    if choice in ("0", "1"):
-        return choice == "1"
-    name = llvm.get_host_cpu_name()
-    return name not in _SLOW_GATHER_CPUS and not name.startswith(_SLOW_GATHER_PREFIXES)
+    return _use("TD2048_GATHER", has_avx2(),
+                lambda cpu: cpu not in _SLOW_GATHER_CPUS and not cpu.startswith(_SLOW_GATHER_PREFIXES))
