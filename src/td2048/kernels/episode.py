@@ -143,8 +143,8 @@ def best_candidate(w, board, work, bank, just_written=False):
     """best_move's answer from the candidates that ask_for_candidates left in ``work``.
 
     ``just_written``: an update has just written weights that the candidates may share (forward TD's, made
-    while their weights come): their values are read by plain loads, which take a weight from a store still
-    on its way; a vector gather (value_of's, where the CPU gathers fast) waits for the store to land."""
+    while their weights come): their values are read by plain loads (plain_value_of), not by value_of's vector
+    gathers, which measured slower right after such stores (the speed page has the figures)."""
     xs, afters, rewards = work
     row = 4 * bank
     best_dir, best_after, best_reward, best_value = -1, board, 0, 0.0
