@@ -167,6 +167,12 @@ def feature_column(spec: NetworkSpec, k: int, t: int) -> int:
     return t * spec.isomorphisms + k
 
 
+def gathers(spec: NetworkSpec, gather: bool) -> bool:
+    """Whether a network's kernels read its weights by vector gathers: asked for (``gather``), and 4 or 8
+    symmetric boards to gather over."""
+    return gather and spec.isomorphisms >= 4
+
+
 def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = False, records: bool = False,
                        pext: bool = False, gather: bool = False) -> str:
     """Source of the functions on a board's feature indices: a row ``x`` of N_FEATURES flat indices.
@@ -214,7 +220,7 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
     if tc and tracked:  # tracked TC kernels: ``aux`` is (accumulators, chunk flags)
         prefetch_tc = ["    acc = aux[0]", prefetch_tc[0], prefetch_tc[1].replace("(aux,", "(acc,")]
     lines += prefetch_tc if tc and not records else ["    return"]
-    if gather and n_iso >= 4:  # one gather a tuple: the same sums in the same order
+    if gathers(spec, gather):  # one gather a tuple: the same sums in the same order
         lines += ["", "", f"gathered = gathered_value({n_tuples}, {n_iso})"]
     lines += ["", "", "@njit(forceinline=True)", "def plain_value_of(w, x, r):",
               '    """V from the feature indices: the sum of their weights, symmetric board by symmetric board."""']
@@ -223,7 +229,7 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
     lines += ["    return " + " + ".join(f"s{k}" for k in range(n_iso)), "", ""]
     lines += ["@njit(forceinline=True)", "def value_of(w, x, r):",
               '    """V from the feature indices, as plain_value_of gives it (with gathers: one per tuple)."""']
-    lines += ["    return gathered(w, x, r)" if gather and n_iso >= 4 else "    return plain_value_of(w, x, r)", "", ""]
+    lines += ["    return gathered(w, x, r)" if gathers(spec, gather) else "    return plain_value_of(w, x, r)", "", ""]
     lines += ["@njit(forceinline=True)", "def update_of(w, dirty, x, r, target, alpha_split):",
               '    """Move V toward target: every feature weight gets alpha_split * (target - V).',
               "",
@@ -408,7 +414,7 @@ def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False
         + (f", {spec.n_stages} stages {list(spec.stages)}" if spec.stages else "") + (", TC updates" if tc else "") \
         + (" on records" if records else "") + (", expected targets" if expected else "") \
         + (", tuples read by pext" if pext and "pext(" in "".join(index_code(spec, wide, pext)[1]) else "") \
-        + (", weights gathered" if gather and spec.isomorphisms >= 4 else "")
+        + (", weights gathered" if gathers(spec, gather) else "")
     board = "" if spec.board.full else f" on the {spec.board} board (cells of the 4x4 frame)"
     what = f"tuples {cells}{board}, {spec.isomorphisms} isomorphisms{variant}"
     header = f'''"""td2048 kernels for networks of {what}.
