@@ -178,8 +178,10 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
     """Source of the functions on a board's feature indices: a row ``x`` of N_FEATURES flat indices.
 
     A move writes each candidate afterstate's indices once into a row of a scratch array
-    (``feature_indices``: 8 symmetric boards, each tuple one shift and mask per run of cells),
-    asks for their cache lines (``prefetch_indices``), reads its value from them
+    (``feature_indices``: 8 symmetric boards, each tuple one shift and mask per run of cells), and
+    asks for each weight's cache line as soon as its index is known (``asked_indices``: the same code
+    with a prefetch after each index, from the register: a second pass that read the row back to ask
+    cost as many loads again), reads its value from them
     (``value_of``) and, for the move it makes, updates the weights from the same row
     (``update_of``). The sums go in a fixed order, isomorphism by isomorphism, so results are
     the same bit for bit however a value is reached. (Rows of an array, not tuples: Numba
@@ -196,24 +198,29 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
         return f"U64({RECORD}) * ({index})" if records else index
 
     groups = [[feature_column(spec, k, t) for t in range(n_tuples)] for k in range(n_iso)]
-    lines = ["@njit(forceinline=True)", "def feature_indices(b, out, r):",
-             '    """Write the flat weight index of every feature of b into row r of out (tuple-major:',
-             '    see td2048.kernels.codegen.feature_column)."""']
-    if n_iso > 1:
-        lines += symmetry_setup(spec.board)
-    reads, indices = index_code(spec, wide, pext)
-    if spec.stages:  # every index of a board goes to its stage's tables
-        lines.append("    so = U64(STAGE_WEIGHTS) * U64(stage_of(b))")
-        indices = [f"so + {index}" for index in indices]
-    # written out: an inlined call per board compiles slowly
-    for k, expr in enumerate(symmetry_expressions(spec.board)[:n_iso]):
-        lines += [f"    x = {expr}", *reads]
-        lines += [f"    out[r, {f}] = {scaled(index)}" for f, index in zip(groups[k], indices, strict=True)]
     prefetch = "prefetch_far" if spec.nbytes >= FAR_PREFETCH_BYTES else "prefetch_read"
-    lines += ["", "", "@njit(inline='always')", "def prefetch_indices(w, x, r):",
-              '    """Ask for the cache line of every feature weight, without waiting for them."""',
-              "    for f in range(N_FEATURES):", f"        {prefetch}(w, x[r, f])"]
-    lines += ["", "", "@njit(inline='always')", "def prefetch_aux(aux, x, r):",
+    lines = []
+    for asked in (False, True):  # feature_indices, and asked_indices: the same indices, each line asked for
+        lines += ["@njit(forceinline=True)", "def asked_indices(w, b, out, r):" if asked else
+                  "def feature_indices(b, out, r):",
+                  '    """Write the flat weight index of every feature of b into row r of out (tuple-major:',
+                  '    see td2048.kernels.codegen.feature_column)' + (
+                      ', and ask for the cache line of each weight of ``w``\n    as soon as its index is known'
+                      ' (no second pass reads the row back for it)."""' if asked else '."""')]
+        if n_iso > 1:
+            lines += symmetry_setup(spec.board)
+        reads, indices = index_code(spec, wide, pext)
+        if spec.stages:  # every index of a board goes to its stage's tables
+            lines.append("    so = U64(STAGE_WEIGHTS) * U64(stage_of(b))")
+            indices = [f"so + {index}" for index in indices]
+        # written out: an inlined call per board compiles slowly
+        for k, expr in enumerate(symmetry_expressions(spec.board)[:n_iso]):
+            lines += [f"    x = {expr}", *reads]
+            for f, index in zip(groups[k], indices, strict=True):
+                lines += [f"    i = {scaled(index)}", f"    out[r, {f}] = i", f"    {prefetch}(w, i)"] if asked \
+                    else [f"    out[r, {f}] = {scaled(index)}"]
+        lines += ["", ""]
+    lines += ["@njit(inline='always')", "def prefetch_aux(aux, x, r):",
               '    """TC kernels: ask for the lines of the accumulators an update will write (else nothing; on',
               '    records they share the weight\'s line)."""']
     prefetch_tc = ["    for f in range(N_FEATURES):", f"        {prefetch}(aux, x[r, f] + x[r, f])"]

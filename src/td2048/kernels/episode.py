@@ -33,13 +33,13 @@ from td2048.kernels.interface import (
     STAGED,
     STATE_VALUES,
     VERTICAL,
+    asked_indices,
     enter_stage,
     expected_value_of,
     feature_indices,
     index_row,
     plain_value_of,
     prefetch_aux,
-    prefetch_indices,
     td_update,
     update_of,
     update_row,
@@ -134,8 +134,7 @@ def ask_for_candidates(table, w, board, work, bank):
         store_board(afters, d, after)
         rewards[d] = reward
         if after != board:
-            feature_indices(after, xs, row + d)
-            prefetch_indices(w, xs, row + d)
+            asked_indices(w, after, xs, row + d)
 
 
 @njit(inline='always')

@@ -60,9 +60,10 @@ def feature_indices(b, out, r):
     raise _generated("feature_indices")
 
 
-def prefetch_indices(w, x, r):
-    """Ask for the cache line of every weight whose index is in row ``r`` of ``x``, without waiting."""
-    raise _generated("prefetch_indices")
+def asked_indices(w, b, x, r):
+    """As :func:`feature_indices`, and ask for the cache line of each weight of ``w`` as soon as its index is
+    known, without waiting for it (one pass: the row is not read back to ask)."""
+    raise _generated("asked_indices")
 
 
 def prefetch_aux(aux, x, r):

@@ -24,10 +24,9 @@ from numba.extending import intrinsic
 
 # CPUs with BMI2 whose pext is microcode (AMD Zen 1 and 2: tens of cycles, slower than shifts and masks)
 _SLOW_PEXT_CPUS = ("znver1", "znver2", "bdver4", "excavator")
-# CPUs with AVX2 whose gathers are not known to beat scalar loads here: Intel's first two AVX2 generations, and
-# AMD's (not measured yet: scalar loads, as before, until they are)
-_SLOW_GATHER_CPUS = ("haswell", "broadwell", "bdver4", "excavator")
-_SLOW_GATHER_PREFIXES = ("znver",)
+# CPUs (LLVM's names) whose gathers were measured to beat scalar loads in the kernels (the speed page has the
+# figures); elsewhere scalar loads, which won on the other CPU measured
+_FAST_GATHER_CPUS = ("emeraldrapids",)
 
 
 @intrinsic
@@ -177,14 +176,13 @@ def gathered_value(n_tuples: int, lanes: int):
 def fast_gather() -> bool:
     """Whether the kernels read a row's weights with vector gathers (:func:`gathered_value`) on this machine.
 
-    True where the CPU that Numba compiles for is the host's, has AVX2, and gathers fast: not Intel's Haswell
-    and Broadwell, and not (yet) AMD's, whose gathers have not been measured against scalar loads here.
-    ``TD2048_GATHER=0`` turns it off (``1``: on wherever the CPU has AVX2), for comparing the two forms on one
-    machine.
+    True where the CPU that Numba compiles for is the host's, has AVX2, and is one whose gathers were measured
+    to beat scalar loads (Intel's Emerald Rapids); on the others measured (an Intel Xeon that LLVM names
+    ``rocketlake``) scalar loads won, and on the rest they are the safe guess. ``TD2048_GATHER=1`` turns it on
+    wherever the CPU has AVX2 (``0``: off), for comparing the two forms on one machine.
 
     Returns
     -------
     bool
     """
-    return _use("TD2048_GATHER", has_avx2(),
-                lambda cpu: cpu not in _SLOW_GATHER_CPUS and not cpu.startswith(_SLOW_GATHER_PREFIXES))
+    return _use("TD2048_GATHER", has_avx2(), lambda cpu: cpu in _FAST_GATHER_CPUS)

@@ -44,10 +44,10 @@ from td2048.kernels.interface import (
     N_FEATURES,
     STATE_VALUES,
     VERTICAL,
+    asked_indices,
     canonical,
     expected_value_of,
     feature_indices,
-    prefetch_indices,
     value_of,
 )
 from td2048.kernels.tables import EG_GOAL, EG_PATTERN, endgame_holds, teacher_after_value
@@ -146,8 +146,7 @@ def leaves_expectation(table, w, after, empty, n, work, counters, boundary):
                 else:
                     store_board(afters, bank + d, a)
                     rewards[bank + d] = r
-                    feature_indices(a, xs, bank + d)
-                    prefetch_indices(w, xs, bank + d)
+                    asked_indices(w, a, xs, bank + d)
         if k > 0:
             j = k - 1
             bank = 4 * (j % 2)

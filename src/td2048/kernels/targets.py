@@ -22,10 +22,10 @@ from td2048.kernels.interface import (
     N_FEATURES,
     STATE_VALUES,
     VERTICAL,
+    asked_indices,
     expected_value_of,
     feature_indices,
     prefetch_aux,
-    prefetch_indices,
     update_of,
     value_of,
 )
@@ -57,8 +57,7 @@ def best_total(table, w, board, work):
         store_board(afters, 4 + d, after)
         rewards[4 + d] = reward
         if after != board:
-            feature_indices(after, xs, 13 + d)
-            prefetch_indices(w, xs, 13 + d)
+            asked_indices(w, after, xs, 13 + d)
     best = -np.inf
     for d in range(4):
         after = load_board(afters, 4 + d)
@@ -199,8 +198,7 @@ def backward_updates(w, dirty, params, path, steps, xs):
     # (rows t % 3 of xs); one loop, so that the inlined kernels appear once
     for ahead in range(steps - 1, -3, -1):
         if ahead >= 0:
-            feature_indices(load_board(path_after, ahead), xs, ahead % 3)
-            prefetch_indices(w, xs, ahead % 3)
+            asked_indices(w, load_board(path_after, ahead), xs, ahead % 3)
             prefetch_aux(dirty, xs, ahead % 3)
         t = ahead + 2
         if t >= steps:
