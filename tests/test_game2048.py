@@ -1,10 +1,15 @@
 """2048 rules on bitboards against the plain reference in naive.py."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from naive import UP, from_grid, move, slide_line, to_grid
 
+from td2048.config import njit
 from td2048.games import bitboard as bb
 from td2048.games.bitboard import LOW_NIBBLES
 from td2048.games.game2048 import MAX_CODE, _py_spawn, py_move, row_table
@@ -76,6 +81,34 @@ def test_symmetries_match_reference(board):
 def test_count_empty(board):
     assert bb.count_empty(np.uint64(board)) == sum(c == 0 for r in to_grid(board) for c in r)
     assert bb.max_code(np.uint64(board)) == max(max(r) for r in to_grid(board))
+
+
+@njit
+def _nth_flag_shift(m, k):
+    return bb.nth_flag_shift(m, k)
+
+
+def _flag_shifts(cells: int) -> list[int]:
+    return [4 * i for i in range(16) if cells >> i & 1]
+
+
+@given(st.integers(min_value=1, max_value=2**16 - 1), st.data())
+def test_nth_flag_shift_is_where_the_kth_flag_sits(cells, data):
+    shifts = _flag_shifts(cells)
+    k = data.draw(st.integers(min_value=0, max_value=len(shifts) - 1))
+    assert _nth_flag_shift(np.uint64(sum(1 << s for s in shifts)), k) == shifts[k]
+
+
+def test_nth_flag_shift_without_pdep_is_the_same():
+    """The loop that stands in for pdep (TD2048_PEXT=0, as on CPUs that run it in microcode)."""
+    cases = [(cells, k) for cells in (1, 0x8000, 0xFFFF, 0x1234, 0xA5A5) for k in range(len(_flag_shifts(cells)))]
+    code = ("import numpy as np; from numba import njit; from td2048.games import bitboard as bb\n"
+            "assert not bb._FAST_PDEP\n"
+            "nth = njit(lambda m, k: bb.nth_flag_shift(m, k))\n"
+            f"print([int(nth(np.uint64(sum(1 << (4 * i) for i in range(16) if c >> i & 1)), k)) for c, k in {cases}])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "TD2048_PEXT": "0"}).stdout
+    assert out.strip() == str([_flag_shifts(c)[k] for c, k in cases])
 
 
 def test_new_tiles_are_uniform_over_empty_cells_with_one_in_ten_fours():

@@ -9,9 +9,9 @@ from naive import all_symmetries, from_grid, network_value, repeated_tuples, to_
 from td2048.errors import TD2048Error
 from td2048.games.bitboard import symmetric_boards
 from td2048.games.shape import BoardShape
+from td2048.intrinsics import fast_gather, fast_pext, has_avx2, has_pext
 from td2048.kernels import load_generated
 from td2048.kernels.codegen import generate_source
-from td2048.kernels.intrinsics import fast_gather, fast_pext, has_avx2, has_pext
 from td2048.network import Network, parse_network
 from td2048.spec import BOARD_PRESETS, PRESETS, TABLE_STAGGER, NetworkSpec, parse_size, tuple_runs
 

@@ -25,8 +25,10 @@ The 8 symmetries of the square are built from three cheap bit operations::
 """
 
 import numpy as np
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from td2048.config import njit
+from td2048.intrinsics import fast_pext, pdep
 
 U64 = np.uint64
 NIBBLE = U64(0xF)
@@ -101,6 +103,23 @@ def count_flags(m):
         return 16
     # summing the 16 flag bits into the top nibble with one multiplication
     return np.int64((m * LOW_NIBBLES) >> _U60)
+
+
+# BMI2's pdep where the CPU runs it in hardware (as pext: fast_pext), read when a kernel compiles
+_FAST_PDEP = fast_pext()
+
+
+@njit(forceinline=True)
+def nth_flag_shift(m, k):
+    """Where the k-th lowest flag of a mask sits (its bit's position; k from 0, below the mask's flags).
+
+    One ``pdep`` where the CPU runs it fast (it deposits the bit 1 << k at m's k-th flag), else the k flags
+    below it cleared one by one (a loop that mispredicts its exit). The same answer either way."""
+    if _FAST_PDEP:
+        return U64(trailing_zeros(pdep(_U1 << U64(k), m)))
+    for _ in range(k):
+        m &= m - _U1
+    return U64(trailing_zeros(m))
 
 
 @njit(inline="always")

@@ -23,10 +23,9 @@ until the game gets wider cells (they stay as they are; the board is never corru
 import functools
 
 import numpy as np
-from numba.cpython.unsafe.numbers import trailing_zeros
 
 from td2048.config import njit
-from td2048.games.bitboard import ROW_MASK, U64, count_flags, empty_mask, transpose
+from td2048.games.bitboard import ROW_MASK, U64, count_flags, empty_mask, nth_flag_shift, transpose
 from td2048.games.rules import build_row_table
 from td2048.games.shape import FULL, BoardShape
 from td2048.games.tiles import GAME_2048
@@ -119,9 +118,7 @@ def spawn_tile(board, rng, cells):
         return board
     k = below(rng, n)
     code = _U2 if uniform(rng) < P_FOUR else _U1
-    for _ in range(k):  # the k-th flag from the lowest: clear the k below it (a branch per cell mispredicts)
-        m &= m - _U1
-    return board | (code << U64(trailing_zeros(m)))
+    return board | (code << nth_flag_shift(m, k))
 
 
 @njit(forceinline=True)

@@ -21,10 +21,9 @@ shape whose rows and columns differ has 4 more rows for its columns (``vertical`
 import functools
 
 import numpy as np
-from numba.cpython.unsafe.numbers import trailing_zeros
 
 from td2048.config import njit
-from td2048.games.bitboard import NIBBLE, U64, count_flags, empty_mask, flip, mirror, transpose
+from td2048.games.bitboard import NIBBLE, U64, count_flags, empty_mask, flip, mirror, nth_flag_shift, transpose
 from td2048.games.rules import build_row_table
 from td2048.games.shape import FULL, BoardShape
 from td2048.games.tiles import GAMES
@@ -184,9 +183,7 @@ def wide_spawn_tile(b, rng, cells):
         return b
     k = below(rng, n)
     code = _U2 if uniform(rng) < P_TWO else _U1
-    for _ in range(k):  # the k-th flag from the lowest (as spawn_tile)
-        m &= m - _U1
-    return (b[0] | (code << U64(trailing_zeros(m))), b[1])
+    return (b[0] | (code << nth_flag_shift(m, k)), b[1])
 
 
 @njit(forceinline=True)

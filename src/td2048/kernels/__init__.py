@@ -39,8 +39,8 @@ import tempfile
 from pathlib import Path
 from types import ModuleType
 
+from td2048.intrinsics import fast_gather, fast_pext
 from td2048.kernels.codegen import generate_source
-from td2048.kernels.intrinsics import fast_gather, fast_pext
 
 _loaded: dict[str, ModuleType] = {}
 _by_variant: dict[tuple, ModuleType] = {}

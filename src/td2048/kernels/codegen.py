@@ -26,7 +26,7 @@ _TEMPLATES = _PACKAGE / "kernels" / "templates"
 # global constants), and its cache only checks the generated file itself: so the generated
 # source carries a fingerprint of them, and any change to them gives a new module.
 _COMPILED_INTO_KERNELS = ("config.py", "rng.py", "games/bitboard.py", "games/game2048.py", "games/wide.py",
-                          "games/keys.py", "kernels/intrinsics.py", "kernels/merge.py", "kernels/params.py",
+                          "games/keys.py", "intrinsics.py", "kernels/merge.py", "kernels/params.py",
                           "kernels/codegen.py", "kernels/targets.py", "kernels/tables.py", "kernels/episode.py",
                           "kernels/distill.py", "kernels/search.py", "kernels/endgame.py",
                           "kernels/templates/narrow_board.py", "kernels/templates/wide_board.py",
@@ -117,7 +117,7 @@ def index_expression(cells, offset: int, board: str = "x", pext: bool = False) -
     A run of cells read from bit ``shift`` and placed at bit ``place`` of the index is
     ``((x >> shift) & mask) << place``, written as one shift and one mask:
     ``(x >> (shift - place)) & (mask << place)``. With ``pext``, a tuple of several runs whose cells
-    ascend is one ``pext(x, mask)`` instead (:mod:`td2048.kernels.intrinsics`), the same index.
+    ascend is one ``pext(x, mask)`` instead (:mod:`td2048.intrinsics`), the same index.
     """
     runs = tuple_runs(cells)
     if pext and len(runs) > 1 and list(cells) == sorted(cells):
@@ -406,9 +406,9 @@ def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False
     ``expected``: learning moves V toward expected targets, the mean over every new tile of the best
     move's value (``expected_target`` in td2048.kernels.episode), instead of the sampled next move's.
     ``pext``: tuples of several runs are read with one ``pext`` each (:func:`index_expression`), for a CPU
-    that has it fast (:func:`td2048.kernels.intrinsics.fast_pext`).
+    that has it fast (:func:`td2048.intrinsics.fast_pext`).
     ``gather``: a row's weights are read with one vector gather per tuple (networks of 4 or 8 isomorphisms),
-    for a CPU that gathers fast (:func:`td2048.kernels.intrinsics.fast_gather`); the same values bit for bit.
+    for a CPU that gathers fast (:func:`td2048.intrinsics.fast_gather`); the same values bit for bit.
     """
     records = records and tc and not tracked
     # The header names only what the code depends on, so that networks that compile to the same code
@@ -434,7 +434,7 @@ import numpy as np
 
 from td2048.config import njit
 from td2048.games.keys import canon4, canon5, indexed_position
-from td2048.kernels.intrinsics import gathered_value, pext
+from td2048.intrinsics import gathered_value, pext
 from td2048.kernels.merge import CHUNK_SHIFT, DIRTY_SHIFT, NO_TRACKING, prefetch_far, prefetch_read
 from td2048.kernels.params import {", ".join(POSITIONS)}
 from td2048.rng import below, uniform

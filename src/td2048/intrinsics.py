@@ -6,6 +6,9 @@ the result, in order: one instruction reads a tuple whose cells lie in several r
 where :func:`fast_pext` says so (:mod:`td2048.kernels.codegen` writes either form; both give the same
 indices).
 
+``pdep(x, mask)`` (its inverse) deposits the low bits of ``x`` at the set bits of ``mask``: ``pdep(1 << k, m)`` is
+the k-th lowest set bit of ``m``, where a new tile lands (:func:`td2048.games.bitboard.nth_flag_shift`).
+
 ``gathered_value(n_tuples, lanes)`` sums a row of feature weights with one vector gather per tuple (AVX2's and
 AVX-512's ``vgather``): the row holds each tuple's indices on the ``lanes`` symmetric boards side by side, so
 one gather reads a tuple's weights on every board, and the boards' sums are added in the same order as the
@@ -41,6 +44,23 @@ def pext(typingctx, x, mask):
         i64 = ir.IntType(64)
         function = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, [i64, i64]),
                                                   "llvm.x86.bmi.pext.64")
+        return builder.call(function, [args[0], args[1]])
+
+    return types.uint64(types.uint64, types.uint64), codegen
+
+
+@intrinsic
+def pdep(typingctx, x, mask):
+    """The low bits of ``x`` deposited, in order, at the set bits of ``mask`` (x86 ``pdep``; uint64 in and out).
+
+    Compiles only for a CPU with BMI2: callers check :func:`fast_pext` (the two run alike) when they compile."""
+    if not (isinstance(x, types.Integer) and isinstance(mask, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        i64 = ir.IntType(64)
+        function = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, [i64, i64]),
+                                                  "llvm.x86.bmi.pdep.64")
         return builder.call(function, [args[0], args[1]])
 
     return types.uint64(types.uint64, types.uint64), codegen
