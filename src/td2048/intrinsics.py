@@ -32,38 +32,30 @@ _SLOW_PEXT_CPUS = ("znver1", "znver2", "bdver4", "excavator")
 _FAST_GATHER_CPUS = ("emeraldrapids",)
 
 
-@intrinsic
-def pext(typingctx, x, mask):
-    """``x``'s bits under ``mask``, packed into the low bits (x86 ``pext``; uint64 in and out).
-
-    Compiles only for a CPU with BMI2: callers check :func:`fast_pext` when they write the code."""
-    if not (isinstance(x, types.Integer) and isinstance(mask, types.Integer)):
-        return None
-
-    def codegen(context, builder, signature, args):
-        i64 = ir.IntType(64)
-        function = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, [i64, i64]),
-                                                  "llvm.x86.bmi.pext.64")
-        return builder.call(function, [args[0], args[1]])
-
-    return types.uint64(types.uint64, types.uint64), codegen
-
-
-@intrinsic
-def pdep(typingctx, x, mask):
-    """The low bits of ``x`` deposited, in order, at the set bits of ``mask`` (x86 ``pdep``; uint64 in and out).
+def _bmi2_intrinsic(name: str):
+    """An intrinsic ``(x, mask) -> uint64`` of BMI2's instruction ``name`` (``pext`` or ``pdep``; uint64 in and out).
 
     Compiles only for a CPU with BMI2: callers check :func:`fast_pext` (the two run alike) when they compile."""
-    if not (isinstance(x, types.Integer) and isinstance(mask, types.Integer)):
-        return None
+    def instruction(typingctx, x, mask):
+        if not (isinstance(x, types.Integer) and isinstance(mask, types.Integer)):
+            return None
 
-    def codegen(context, builder, signature, args):
-        i64 = ir.IntType(64)
-        function = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, [i64, i64]),
-                                                  "llvm.x86.bmi.pdep.64")
-        return builder.call(function, [args[0], args[1]])
+        def codegen(context, builder, signature, args):
+            i64 = ir.IntType(64)
+            function = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, [i64, i64]),
+                                                      f"llvm.x86.bmi.{name}.64")
+            return builder.call(function, [args[0], args[1]])
 
-    return types.uint64(types.uint64, types.uint64), codegen
+        return types.uint64(types.uint64, types.uint64), codegen
+
+    instruction.__name__ = name
+    return intrinsic(instruction)
+
+
+# x's bits under mask, packed into the low bits, in order
+pext = _bmi2_intrinsic("pext")
+# the low bits of x deposited, in order, at the set bits of mask
+pdep = _bmi2_intrinsic("pdep")
 
 
 def _has_feature(name: str) -> bool:
