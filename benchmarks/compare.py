@@ -48,9 +48,10 @@ SUMMARY = re.compile(r"^summary\s+\d+ms\s+([0-9.]+)ops", re.MULTILINE)
 
 
 def run_td2048(network: str, episodes: int, threads: int, update: str, seed: int,
-               tc: bool = False) -> tuple[float, float]:
+               tc: bool = False, weight_bits: int = 32) -> tuple[float, float]:
     cmd = [sys.executable, "-m", "td2048.cli", "bench", "--network", network, "--episodes", str(episodes),
-           "--threads", str(threads), "--update", UPDATES[update][0], "--seed", str(seed), "--json"]
+           "--threads", str(threads), "--update", UPDATES[update][0], "--seed", str(seed), "--json",
+           "--weight-bits", str(weight_bits)]
     if tc:
         cmd.append("--tc")
     out = subprocess.run(cmd, capture_output=True, text=True, check=True)
@@ -104,32 +105,36 @@ def main() -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--tc", action="store_true",
                    help="train with temporal coherence in both: td2048's --tc, TDL2048+'s -a 1.0 coherence")
+    p.add_argument("--weight-bits", nargs="+", type=int, choices=(32, 16), default=[32],
+                   help="td2048's weights: 32 (default), 16, or both (each round runs each; a row for each)")
     args = p.parse_args()
+    bits = args.weight_bits
     updates = {"both": ["forward", "backward"], "all": list(UPDATES)}.get(args.update, [args.update])
     cases = [(n, t, u) for n in args.networks for t in args.threads for u in updates]
-    figures = {case: {"td": [], "ref": []} for case in cases}
+    figures = {case: {"ref": [], **{f"td{b}": [] for b in bits}} for case in cases}
     print(f"# {machine()}; {args.episodes} episodes trained from zero, then {args.episodes} tested; "
           f"{args.rounds} rounds{'; TC' if args.tc else ''}", flush=True)
     for r in range(args.rounds):
         for case in cases:
             network, threads, update = case
             seed = args.seed + r
-            runs = [("td", run_td2048, (network, args.episodes, threads, update, seed, args.tc))]
+            runs = [(f"td{b}", run_td2048, (network, args.episodes, threads, update, seed, args.tc, b)) for b in bits]
             for k, binary in enumerate(args.reference or []):
                 runs.append((f"ref{k}", run_reference, (binary, network, args.episodes, threads, update, seed,
                                                         args.tc)))
             if r % 2:
                 runs.reverse()
             got = {who: call(*call_args) for who, call, call_args in runs}
-            figures[case]["td"].append(got["td"])
+            for b in bits:
+                figures[case][f"td{b}"].append(got[f"td{b}"])
             builds = [got[f"ref{k}"] for k in range(len(args.reference or []))]
             if builds:  # the faster build of the round, in training and in testing
                 figures[case]["ref"].append((max(b[0] for b in builds), max(b[1] for b in builds)))
             line = " ".join(f"{who} {tr / 1e6:.2f}M/{te / 1e6:.2f}M" for who, (tr, te) in sorted(got.items()))
             print(f"# round {r + 1}: {network} {threads} thread(s) {update}: {line}", file=sys.stderr, flush=True)
 
-    header = "| network | threads | training | td2048 train / test moves/s (M) |"
-    rule = "|---|---|---|---|"
+    header = "| network | threads | training | weights | td2048 train / test moves/s (M) |"
+    rule = "|---|---|---|---|---|"
     if args.reference:
         header += " TDL2048+ train / test (M) | ratio train | ratio test |"
         rule += "---|---|---|"
@@ -137,15 +142,16 @@ def main() -> int:
     print(rule)
     for case in cases:
         network, threads, update = case
-        td = figures[case]["td"]
-        row = f"| {network} | {threads} | {update} | {spread([t for t, _ in td], 1e6)} / " \
-              f"{spread([s for _, s in td], 1e6)} |"
-        if args.reference:
-            ref = figures[case]["ref"]
-            row += f" {spread([t for t, _ in ref], 1e6)} / {spread([s for _, s in ref], 1e6)} |"
-            row += f" {spread([a[0] / b[0] for a, b in zip(td, ref)])} |"
-            row += f" {spread([a[1] / b[1] for a, b in zip(td, ref)])} |"
-        print(row, flush=True)
+        for b in bits:
+            td = figures[case][f"td{b}"]
+            row = f"| {network} | {threads} | {update} | {b}-bit | {spread([t for t, _ in td], 1e6)} / " \
+                  f"{spread([s for _, s in td], 1e6)} |"
+            if args.reference:
+                ref = figures[case]["ref"]
+                row += f" {spread([t for t, _ in ref], 1e6)} / {spread([s for _, s in ref], 1e6)} |"
+                row += f" {spread([a[0] / r[0] for a, r in zip(td, ref)])} |"
+                row += f" {spread([a[1] / r[1] for a, r in zip(td, ref)])} |"
+            print(row, flush=True)
     return 0
 
 

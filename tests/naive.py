@@ -9,6 +9,8 @@ numbered row by row, r C + c.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 UP, RIGHT, DOWN, LEFT = 0, 1, 2, 3
@@ -166,6 +168,24 @@ def tuple_index(grid, cells) -> int:
 
 def network_value(tables: list[np.ndarray], tuples, grid, isomorphic_boards) -> float:
     return sum(float(tables[t][tuple_index(b, cells)]) for b in isomorphic_boards for t, cells in enumerate(tuples))
+
+
+def short_td_update(weights: list[int], indices: list[int], target: float, alpha_split: float, step: float,
+                    limit: int) -> float:
+    """A TD step on 16-bit weights, in plain integers: every feature (in order) moves by the same whole number of
+    steps, alpha_split * (target - V) / step rounded down or up by a uniform draw hashed from the first feature's
+    index and the target; each weight held within +-limit. Returns V after it (each weight read as written)."""
+    mask = (1 << 64) - 1
+    q = alpha_split * (target - sum(weights[i] for i in indices) * step) / step
+    q = min(max(q, -2.0 * limit), 2.0 * limit)
+    scaled = int(target * 4096.0)  # truncated toward zero, as a cast to int64
+    h = ((indices[0] ^ (scaled & mask)) * 0x9E3779B97F4A7C15) & mask
+    d = math.floor(q + (h >> 11) * 2.0 ** -53)
+    total = 0
+    for i in indices:
+        weights[i] = min(max(weights[i] + d, -limit), limit)
+        total += weights[i]
+    return total * step
 
 
 def merged_weight(base: float, values: list[float], errors: list[float], absolutes: list[float], tc: bool) -> float:

@@ -36,7 +36,7 @@ def benchmark(network: str = "4x6", seconds: float | None = 5.0, isomorphisms: i
               memory_limit: int = DEFAULT_MEMORY_LIMIT, weights: str | None = None, threads: int = 1,
               game: str = "2048", clamp: int | None = None, cells: int | None = None, method: str = "afterstate",
               episodes: int | None = None, tc: bool = False, merge_seconds: float | None = None,
-              tc_records: bool = False, board: str = "4x4") -> dict:
+              tc_records: bool = False, board: str = "4x4", weight_bits: int = 32) -> dict:
     """Train for ``seconds``, then play (no updates) with the weights so trained for ``seconds``.
 
     With ``episodes``: train exactly that many episodes, then play as many: the same work as
@@ -54,11 +54,13 @@ def benchmark(network: str = "4x6", seconds: float | None = 5.0, isomorphisms: i
     threads write the accumulators too; ``tc_records``: on records, each weight beside its accumulators
     (``td2048 train --tc-records``). ``options``: how training learns (:class:`td2048.settings.LearningOptions`:
     ``update``, backward or forward; ``target="expected"`` trains by expected targets, as ``td2048 train
-    --target expected`` does).
+    --target expected`` does). ``weight_bits``: 16 trains and plays on 16-bit weights (``td2048 train --weight-bits
+    16``; a model given is converted).
     """
     loaded = None
     if weights is not None:
         loaded, _ = load_model(weights)
+        loaded = loaded.with_weight_bits(weight_bits)
         spec, game, cells, method = loaded.spec, loaded.game, loaded.cell_bits, loaded.method
     else:
         if game == "2584" and clamp is None:
@@ -68,7 +70,8 @@ def benchmark(network: str = "4x6", seconds: float | None = 5.0, isomorphisms: i
     alpha = DEFAULT_TC_ALPHA if tc else 0.1
     start = time.perf_counter()
     # compiles, or loads from the cache, the kernels the measures use
-    fresh = Network(spec, memory_limit=memory_limit, game=game, cell_bits=cells, method=method)
+    fresh = Network(spec, memory_limit=memory_limit, game=game, cell_bits=cells, method=method,
+                    weight_bits=weight_bits)
     warm = Learner(fresh, seed=seed, threads=threads, merge_seconds=merge_seconds, memory_limit=memory_limit,
                    tc_records=tc_records)
     warm.run(threads, alpha, options, tc=tc)
@@ -77,7 +80,7 @@ def benchmark(network: str = "4x6", seconds: float | None = 5.0, isomorphisms: i
     del warm, fresh
     start = time.perf_counter()
     net = loaded if loaded is not None else Network(spec, memory_limit=memory_limit, game=game, cell_bits=cells,
-                                                    method=method)
+                                                    method=method, weight_bits=weight_bits)
     player = Learner(net, seed=seed, threads=threads, merge_seconds=merge_seconds, memory_limit=memory_limit,
                      tc_records=tc_records)
     if tc:  # TC's accumulators (and records) are made before the clock starts, as the weights are
@@ -103,6 +106,7 @@ def benchmark(network: str = "4x6", seconds: float | None = 5.0, isomorphisms: i
         "threads": threads,
         "merge_every": merge_seconds,
         "tc_records": bool(tc and tc_records),
+        "weight_bits": weight_bits,
         "episodes": episodes,
         "train_moves_per_s": round(train_moves / train_s, 1),
         "test_moves_per_s": round(test_moves / test_s, 1),

@@ -348,6 +348,9 @@ class Learner:
         expected = options.target != "sample"
         # TD on threads: on copies when merge_seconds is set, else (and always for TC) on the network's own weights
         copies = self.threads > 1 and not tc and self.merge_seconds is not None
+        if self.network.weight_bits != 32 and (copies or self.change_flags is not None):
+            raise TD2048Error("16-bit weights train on one table: not on copies per thread (--merge-every) "
+                              "nor on Ray's workers")
         tracked_tc = tc and self.change_flags is not None
         tracked_td = not tc and not copies and self.change_flags is not None  # flags folded in as the block ends
         # made here, not by several threads

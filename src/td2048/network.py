@@ -19,6 +19,9 @@ from td2048.errors import TD2048Error
 from td2048.games.tiles import GAMES
 from td2048.spec import (
     METHODS,
+    WEIGHT_BITS,
+    WEIGHT_LIMIT,
+    WEIGHT_STEP,
     NetworkSpec,
     format_bytes,
     parse_network,  # noqa: F401 - public API: td2048.parse_network, and docs/reference/api.md renders it from here
@@ -147,17 +150,21 @@ class Network:
         What V values: ``"afterstate"`` or ``"state"`` (see :data:`METHODS`).
     accumulators : numpy.ndarray or None
         Temporal coherence's accumulators, ``float32[2 * n_weights]``; None until a TC phase begins.
+    weight_bits : int
+        32: float32 weights; 16: ``int16`` ones, each a whole number of :data:`td2048.spec.WEIGHT_STEP` points
+        and at most :data:`td2048.spec.WEIGHT_LIMIT` steps either way (half the memory; 2048 with afterstate
+        values, learning by TD: not TC; :meth:`with_weight_bits` converts).
 
     Raises
     ------
     TD2048Error
         An unknown game or method, cells that cannot hold the game, weights over the memory limit,
-        weights or accumulators of another size, or too little memory.
+        weights or accumulators of another size or type, or too little memory.
     """
 
     def __init__(self, spec: NetworkSpec, weights: np.ndarray | None = None,
                  memory_limit: int = DEFAULT_MEMORY_LIMIT, game: str = "2048", cell_bits: int | None = None,
-                 method: str = "afterstate", accumulators: np.ndarray | None = None):
+                 method: str = "afterstate", accumulators: np.ndarray | None = None, weight_bits: int = 32):
         if game not in GAMES:
             raise TD2048Error(f"unknown game {game!r} (known: {', '.join(GAMES)})")
         if method not in METHODS:
@@ -170,14 +177,21 @@ class Network:
             raise TD2048Error(f"cells of {cell_bits} bits cannot hold {game}: 2584 needs 5, 2048 takes 4 or 5")
         # 5-bit cells (two words) for 2584, and for 2048 when asked: tiles past 32768 then merge
         self.wide = game == "2584" or cell_bits == 5
+        if weight_bits not in WEIGHT_BITS:
+            raise TD2048Error(f"--weight-bits must be 32 or 16, not {weight_bits}")
+        if weight_bits == 16 and (game != "2048" or method != "afterstate" or accumulators is not None):
+            raise TD2048Error("16-bit weights are for 2048 with afterstate values, learning by TD "
+                              "(not 2584, --method state or TC)")
+        self.weight_bits = weight_bits
+        dtype = np.float32 if weight_bits == 32 else np.int16
         if weights is None:
             try:
-                weights = aligned_zeros(spec.n_weights)
+                weights = aligned_bytes(spec.n_weights * np.dtype(dtype).itemsize).view(dtype)
             except MemoryError:
                 raise TD2048Error(f"not enough memory for {format_bytes(spec.nbytes)} of weights") from None
-        elif weights.dtype != np.float32 or weights.shape != (spec.n_weights,):
-            raise TD2048Error(f"weights do not fit network {spec.name}: expected {spec.n_weights} float32, "
-                              f"got {weights.shape} {weights.dtype}")
+        elif weights.dtype != dtype or weights.shape != (spec.n_weights,):
+            raise TD2048Error(f"weights do not fit network {spec.name}: expected {spec.n_weights} "
+                              f"{np.dtype(dtype).name}, got {weights.shape} {weights.dtype}")
         self.weights = weights
         if accumulators is not None and (accumulators.dtype != np.float32 or accumulators.size != 2 * weights.size):
             raise TD2048Error(f"TC accumulators do not fit network {spec.name}: expected {2 * weights.size} float32")
@@ -210,6 +224,8 @@ class Network:
         TD2048Error
             When there is not enough memory for them.
         """
+        if self.weight_bits != 32:
+            raise TD2048Error("temporal coherence needs 32-bit weights (16-bit ones learn by TD)")
         if self.accumulators is None:
             self.accumulators = fresh_accumulators(self.weights.size, rate)
         return self.accumulators
@@ -273,7 +289,8 @@ class Network:
         from td2048.kernels import kernels_for
 
         return kernels_for(self.spec, tracked=tracked, wide=self.wide if wide is None else wide,
-                           state_values=self.state_values, tc=tc, records=records, expected=expected)
+                           state_values=self.state_values, tc=tc, records=records, expected=expected,
+                           short=self.weight_bits == 16)
 
     def wide_kernels(self, tracked: bool = False, tc: bool = False, records: bool = False, expected: bool = False):
         """Kernels of this network on 5-bit cells: where a 4-bit episode goes on past two 32768 tiles.
@@ -306,7 +323,65 @@ class Network:
         """
         acc = None if self.accumulators is None else self.accumulators.copy()
         return Network(self.spec, self.weights.copy(), memory_limit=self.spec.nbytes, game=self.game,
-                       cell_bits=self.cell_bits, method=self.method, accumulators=acc)
+                       cell_bits=self.cell_bits, method=self.method, accumulators=acc, weight_bits=self.weight_bits)
+
+    def with_weight_bits(self, bits: int) -> Network:
+        """This network with weights of ``bits`` bits: itself when they already are; else a converted copy.
+
+        To 16 bits each weight is rounded to the nearest whole step (:data:`td2048.spec.WEIGHT_STEP`) and held
+        within :data:`td2048.spec.WEIGHT_LIMIT` steps; to 32, each is its steps times the step.
+
+        Parameters
+        ----------
+        bits : int
+            32 or 16.
+
+        Returns
+        -------
+        Network
+            A network of the same spec, game, cells and method.
+
+        Raises
+        ------
+        TD2048Error
+            As the constructor: other bits, or 16 bits where they do not apply.
+        """
+        if bits == self.weight_bits:
+            return self
+        if bits == 16:
+            weights = aligned_bytes(2 * self.weights.size).view(np.int16)
+            np.clip(np.rint(self.weights / WEIGHT_STEP), -WEIGHT_LIMIT, WEIGHT_LIMIT, out=weights, casting="unsafe")
+        else:
+            weights = self.float_weights()
+        return Network(self.spec, weights, memory_limit=self.spec.nbytes, game=self.game, cell_bits=self.cell_bits,
+                       method=self.method, accumulators=self.accumulators, weight_bits=bits)
+
+    def float_weights(self) -> np.ndarray:
+        """The weights as float32 values (what a model file holds): the weights themselves on 32 bits, else a
+        converted copy.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``float32[spec.n_weights]``.
+        """
+        if self.weight_bits == 32:
+            return self.weights
+        weights = aligned_zeros(self.weights.size)
+        np.multiply(self.weights, np.float32(WEIGHT_STEP), out=weights)
+        return weights
+
+    def saturated_weights(self) -> int:
+        """How many 16-bit weights are held at the limit (:data:`td2048.spec.WEIGHT_LIMIT` steps): 0 on 32 bits.
+
+        Returns
+        -------
+        int
+            The count.
+        """
+        if self.weight_bits == 32:
+            return 0
+        return int(np.count_nonzero(self.weights == WEIGHT_LIMIT) + np.count_nonzero(self.weights == -WEIGHT_LIMIT))
 
     def fill_optimistic(self, value: float) -> None:
         """Optimistic initialisation: every board (of every stage) starts at ``value``.
@@ -319,8 +394,11 @@ class Network:
             The value every board starts at.
         """
         w = self.weights
-        w[:self.spec.stage_markers] = np.float32(value / self.spec.n_features)
-        w[self.spec.stage_markers:] = 0.0
+        share = value / self.spec.n_features
+        if self.weight_bits == 16:
+            share = min(round(share / WEIGHT_STEP), WEIGHT_LIMIT)
+        w[:self.spec.stage_markers] = share
+        w[self.spec.stage_markers:] = 0
 
     def reset(self, optimistic: float = 0.0) -> None:
         """Every weight back to a fresh network's, in place: zeros, or every board at ``optimistic``.
@@ -383,6 +461,8 @@ class Network:
             method.
         """
         spec = self.spec
+        if self.weight_bits != 32 or source.weight_bits != 32:
+            raise TD2048Error("a network starts from another's values on 32-bit weights")
         if not spec.one_tuple:
             raise TD2048Error(f"only a network of one tuple (in one stage) starts from another network's values; "
                               f"{spec.name} is not one")
@@ -405,9 +485,11 @@ class Network:
         Returns
         -------
         list of numpy.ndarray
-            One float32 view per tuple; a multistage network's first stage.
+            One float32 view per tuple; a multistage network's first stage (of a converted copy, on 16 bits:
+            :meth:`float_weights`).
         """
-        return [self.weights[o:o + n] for o, n in zip(self.spec.table_offsets, self.spec.table_sizes, strict=True)]
+        weights = self.float_weights()
+        return [weights[o:o + n] for o, n in zip(self.spec.table_offsets, self.spec.table_sizes, strict=True)]
 
     def value(self, board: int) -> float:
         """V(board): every tuple on each symmetric board.

@@ -49,7 +49,7 @@ from td2048.version import __version__
 
 # settings that define what is being trained: a resumed run keeps them
 FIXED_ON_RESUME = ("network", "isomorphisms", "seed", "init", "game", "clamp", "cells", "method", "stages",
-                   "optimistic", "board", "pretrain")
+                   "optimistic", "board", "pretrain", "weight_bits")
 FINITE_CHECK_SECONDS = 60.0  # the weights are checked for a divergence at most this often between blocks
 
 
@@ -277,7 +277,7 @@ class TrainingRun:
         settings.board = network.spec.board.name
         settings.isomorphisms = network.spec.isomorphisms
         settings.clamp = network.spec.clamp
-        return network
+        return network.with_weight_bits(settings.weight_bits)
 
     @classmethod
     def resume(cls, directory: str | Path, overrides: dict | None = None,
@@ -310,6 +310,7 @@ class TrainingRun:
             network, header = load_model(source, game=settings.game, memory_limit=settings.memory_limit,
                                          method=settings.method)
             check_same_network(source, header, settings.spec())
+            network = network.with_weight_bits(settings.weight_bits)  # a model holds float32 weights
             state = header.get("state") or {}
             done = int(state.get("episodes", 0))
             states = _rng_from_json(state["rng_states"]) if "rng_states" in state else None

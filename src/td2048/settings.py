@@ -29,7 +29,7 @@ from td2048.games.shape import BoardShape
 from td2048.games.tiles import GAMES, WIN_TILE, tile_code
 from td2048.network import Network
 from td2048.schedules import alpha_at, duration_seconds, exploration, snapshot_interval
-from td2048.spec import METHODS, NetworkSpec, format_bytes, parse_network, parse_stages
+from td2048.spec import METHODS, WEIGHT_BITS, NetworkSpec, format_bytes, parse_network, parse_stages
 
 UPDATE_MODES = ("backward", "forward")
 TARGETS = ("sample", "expected", "expected-all", "ranked")
@@ -161,6 +161,9 @@ class TrainSettings:
         Epsilon-greedy schedule: ``none``, ``const:E``, ``linear:E0:E1:N`` or ``exp:E0:R:N`` (see :func:`exploration`).
     method : str
         What V values: ``"afterstate"`` (after the move) or ``"state"`` (after the new tile).
+    weight_bits : int
+        32: float32 weights; 16: 16-bit ones (half the memory, faster on large networks; TD on 2048's afterstate
+        values, one table: see :class:`td2048.network.Network`). Models are saved as float32 either way.
     merge_every : float or None
         TD with threads: None, the threads write one table (as TC's always do); seconds: each thread learns
         on a copy of the weights, and the copies are merged every that many seconds of training.
@@ -293,6 +296,7 @@ class TrainSettings:
     alpha_schedule: str = "const"
     explore: str = "none"
     method: str = "afterstate"
+    weight_bits: int = 32
     merge_every: float | None = None
     optimistic: float = 0.0
     stages: str | None = None
@@ -359,6 +363,8 @@ class TrainSettings:
             raise TD2048Error(f"--method must be one of {', '.join(METHODS)}, not {self.method!r}")
         if self.game not in GAMES:
             raise TD2048Error(f"--game must be one of {', '.join(GAMES)}, not {self.game!r}")
+        if self.weight_bits not in WEIGHT_BITS:
+            raise TD2048Error(f"--weight-bits must be 32 or 16, not {self.weight_bits!r}")
         self.board = BoardShape.parse(self.board).name  # raises on a shape that is not supported
         if self.exact_every is not None:
             if not (isinstance(self.exact_every, int) and self.exact_every >= 1):
@@ -400,6 +406,14 @@ class TrainSettings:
 
     def _check_combinations(self) -> None:
         """Check the settings that go together, each of them in range (:meth:`validate`)."""
+        if self.weight_bits == 16:
+            refused = [option for option, given in (
+                ("--game 2584", self.game != "2048"), ("--method state", self.method != "afterstate"),
+                ("--tc/--tc-from", self.tc_from is not None), ("--merge-every", self.merge_every is not None),
+                ("--workers (Ray)", self.workers > 0), ("--pretrain", self.pretrain is not None)) if given]
+            if refused:
+                raise TD2048Error(f"--weight-bits 16 is for TD on 2048's afterstate values, on one table: not with "
+                                  f"{', '.join(refused)}")
         if self.tc_start_rate != 1 and self.tc_from is None:
             raise TD2048Error("--tc-start-rate sets where TC's rates start: add --tc or --tc-from")
         if self.tc_records and self.tc_from is None:
@@ -762,7 +776,7 @@ class TrainSettings:
             Zero weights, or every board at ``optimistic``.
         """
         network = Network(self.spec(), memory_limit=self.memory_limit, game=self.game, cell_bits=self.cells,
-                          method=self.method)
+                          method=self.method, weight_bits=self.weight_bits)
         if self.optimistic > 0:
             network.fill_optimistic(self.optimistic)
         return network

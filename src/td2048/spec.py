@@ -39,6 +39,11 @@ VALID_ISOMORPHISMS = (1, 4, 8)
 # the new tile, with moves chosen by the expectation over new tiles (see td2048.kernels.episode)
 METHODS = ("afterstate", "state")
 RECORD = 3  # floats per weight in TC's records: the weight, E, A (td2048.kernels.records)
+# Bits a weight: float32, or 16 (int16 whole steps of WEIGHT_STEP points, at most WEIGHT_LIMIT steps either way:
+# half the memory, whose reads are most of a move's time on large networks; see td2048.kernels.codegen)
+WEIGHT_BITS = (32, 16)
+WEIGHT_STEP = 1.0
+WEIGHT_LIMIT = 32767
 
 # Named networks: cells in hex, default isomorphisms.
 PRESETS: dict[str, tuple[tuple[str, ...], int]] = {

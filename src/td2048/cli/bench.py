@@ -15,7 +15,7 @@ from td2048.cli.options import (
 )
 from td2048.games.shape import BoardShape
 from td2048.settings import TARGETS, LearningOptions
-from td2048.spec import METHODS, default_network
+from td2048.spec import METHODS, WEIGHT_BITS, default_network
 
 HELP = "measure training and testing speed (moves/s)"
 DESCRIPTION = """\
@@ -50,6 +50,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(default: the threads share one table)")
     p.add_argument("--tc-records", action="store_true",
                    help="with --tc, TC on records, each weight beside its accumulators (td2048 train --tc-records)")
+    p.add_argument("--weight-bits", type=int, choices=WEIGHT_BITS, default=32,
+                   help="32 (default) or 16: weights in 16 bits, as td2048 train --weight-bits 16")
     p.add_argument("--json", action="store_true", help="print one JSON line instead of text")
 
 
@@ -61,7 +63,8 @@ def run(args: argparse.Namespace) -> int:
     result = benchmark(network, args.seconds, isomorphisms=args.isomorphisms, seed=args.seed, options=options,
                        memory_limit=args.memory_limit, weights=args.weights, threads=args.threads, game=args.game,
                        clamp=args.clamp, cells=args.cells, method=args.method, episodes=args.episodes, tc=args.tc,
-                       merge_seconds=args.merge_every, tc_records=args.tc_records, board=args.board)
+                       merge_seconds=args.merge_every, tc_records=args.tc_records, board=args.board,
+                       weight_bits=args.weight_bits)
     if args.json:
         print(json.dumps(result))
     else:
@@ -71,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"{result['game']}, {board}network {result['network']} ({result['isomorphisms']} isomorphisms), "
               f"{result['method']} values, {result['update']} updates{' with TC' if result['tc'] else ''}"
               f"{', targets ' + result['target'] if result['target'] != 'sample' else ''}"
-              f"{' on records' if result['tc_records'] else ''}, "
+              f"{' on records' if result['tc_records'] else ''}"
+              f"{', 16-bit weights' if result['weight_bits'] == 16 else ''}, "
               f"{result['threads']} thread(s){copies}, {start}")
         print(f"  train: {result['train_moves_per_s']:>12,.0f} moves/s  ({result['train_moves']:,} moves "
               f"in {result['train_s']:.2f} s)")

@@ -41,7 +41,7 @@ from td2048.io.rundir import PRETRAIN, STARTS
 from td2048.machine import available_memory
 from td2048.recipes import peak_memory, recipe, recipes
 from td2048.settings import MAX_STARTS, MERGE_OFF, TARGETS, TrainSettings
-from td2048.spec import METHODS, default_network, format_bytes
+from td2048.spec import METHODS, WEIGHT_BITS, WEIGHT_LIMIT, WEIGHT_STEP, default_network, format_bytes
 from td2048.version import __version__
 
 EXACT_OFF = "off"  # --exact's word, with --resume, for no more exact valuations
@@ -150,6 +150,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--method", choices=METHODS, default=None,
                    help="what V values: afterstate (after the move; default) or state (after the new tile, moves "
                         "chosen by the expectation over new tiles); recorded in the model")
+    p.add_argument("--weight-bits", type=int, choices=WEIGHT_BITS, default=None,
+                   help="32 (default): float32 weights; 16: whole steps of one point in 16 bits (half the memory, "
+                        "faster on large networks; TD on 2048's afterstate values, one table); models are saved "
+                        "as float32 either way")
     p.add_argument("--target", choices=TARGETS, default=None,
                    help="what an update moves V toward: sample (default), the next move's r + V (TD(0)); expected, "
                         "the mean over every new tile, with its probability, of the best move's r + V, each update "
@@ -288,8 +292,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 _SETTING_OPTIONS = ("game", "cells", "network", "isomorphisms", "clamp", "episodes", "alpha", "update", "seed", "block",
                     "threads", "snapshot_every", "memory_limit", "init", "lam", "nstep", "alpha_schedule",
-                    "explore", "method", "merge_every", "optimistic", "stages", "promote", "promote_at", "tc_from",
-                    "tc_alpha", "tc_start_rate", "tc_records", "restarts", "restart_tile", "restart_beside",
+                    "explore", "method", "weight_bits", "merge_every", "optimistic", "stages", "promote", "promote_at",
+                    "tc_from", "tc_alpha", "tc_start_rate", "tc_records", "restarts", "restart_tile", "restart_beside",
                     "sync_every", "board", "exact", "exact_every", "target", "teacher", "teacher_moves", "teacher_loss",
                     "endgame", "endgame_starts", "pretrain", "start_over_below", "start_over_without",
                     "start_over_corner_below", "start_over_at", "max_starts", "time_limit")
@@ -571,6 +575,8 @@ def _header(training, verb: str) -> str:
         updates += f" of lambda-returns (lambda {settings.lam:g})"
     if settings.alpha_schedule != "const":
         updates += f", alpha scheduled {settings.alpha_schedule}"
+    if settings.weight_bits == 16:
+        updates += ", 16-bit weights"
     if settings.explore != "none":
         updates += f", exploring {settings.explore}"
     if settings.teacher is not None:
@@ -605,6 +611,10 @@ def _blocks(args: argparse.Namespace, training, say: _Output, stop: _StopRequest
                 "(--promote-at)\n", flush=True)
         progress.update(stats)
     progress.clear()
+    saturated = training.network.saturated_weights()
+    if saturated:  # 16-bit weights held at the limit: the network may want 32 bits
+        say(f"# {saturated} weights reached the 16-bit limit (+-{WEIGHT_LIMIT * WEIGHT_STEP:,g} points) and were "
+            "held there: --weight-bits 32 holds them\n", flush=True)
     return training.finish()
 
 

@@ -103,7 +103,8 @@ def save_model(path: str | os.PathLike, network: Network, game: str | None = Non
     version = 1 if network.accumulators is None else 2
     head = _PREFIX.pack(MAGIC, version, len(header)) + header
     head += b"\0" * (offset - len(head))
-    arrays = [np.ascontiguousarray(a, dtype="<f4") for a in (network.weights, network.accumulators) if a is not None]
+    weights = network.float_weights()  # 16-bit weights are saved as their values: a model is the same either way
+    arrays = [np.ascontiguousarray(a, dtype="<f4") for a in (weights, network.accumulators) if a is not None]
     crc = zlib.crc32(head)
     for a in arrays:
         crc = zlib.crc32(memoryview(a).cast("B"), crc)

@@ -73,7 +73,7 @@ def _writable_dir() -> Path:
 
 
 def kernels_for(spec, tracked: bool = False, wide: bool = False, state_values: bool = False,
-                tc: bool = False, records: bool = False, expected: bool = False) -> ModuleType:
+                tc: bool = False, records: bool = False, expected: bool = False, short: bool = False) -> ModuleType:
     """The compiled-kernel module of a network spec (generated and imported on first use).
 
     Parameters
@@ -95,6 +95,8 @@ def kernels_for(spec, tracked: bool = False, wide: bool = False, state_values: b
     expected : bool
         Learning by expected targets (``--target expected``): each update's target is the mean over every new
         tile of the best move's value, not the sampled next move's.
+    short : bool
+        For 16-bit weights (whole steps of ``td2048.spec.WEIGHT_STEP``; TD on afterstate values only).
 
     Returns
     -------
@@ -107,11 +109,11 @@ def kernels_for(spec, tracked: bool = False, wide: bool = False, state_values: b
         When no directory for the generated modules is writable.
     """
     records = records and tc and not tracked
-    variant = (spec, tracked, wide, state_values, tc, records, expected, fast_pext(), fast_gather())
+    variant = (spec, tracked, wide, state_values, tc, records, expected, short, fast_pext(), fast_gather())
     if variant in _by_variant:  # generating the source to hash it takes milliseconds: callers ask per move
         return _by_variant[variant]
     source = generate_source(spec, tracked, wide, state_values, tc, records, expected, pext=variant[-2],
-                             gather=variant[-1])
+                             gather=variant[-1], short=short)
     digest = hashlib.sha256(source.encode()).hexdigest()[:20]
     if digest in _loaded:
         _by_variant[variant] = _loaded[digest]

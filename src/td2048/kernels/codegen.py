@@ -18,7 +18,7 @@ from td2048.games.wide import wide_vertical_offset
 from td2048.kernels.params import POSITIONS
 from td2048.kernels.records import RECORD
 from td2048.kernels.templates import TEMPLATE_MARKER
-from td2048.spec import NetworkSpec, tuple_runs
+from td2048.spec import WEIGHT_LIMIT, WEIGHT_STEP, NetworkSpec, tuple_runs
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 _TEMPLATES = _PACKAGE / "kernels" / "templates"
@@ -174,7 +174,7 @@ def gathers(spec: NetworkSpec, gather: bool) -> bool:
 
 
 def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = False, records: bool = False,
-                       pext: bool = False, gather: bool = False) -> str:
+                       pext: bool = False, gather: bool = False, short: bool = False) -> str:
     """Source of the functions on a board's feature indices: a row ``x`` of N_FEATURES flat indices.
 
     A move writes each candidate afterstate's indices once into a row of a scratch array
@@ -192,6 +192,13 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
     Numba (``inline='always'``: the function's IR copied into each caller, whose type inference
     then takes seconds per site): a network's kernels compile in about half the time, and run as
     fast (the benchmark pages have the figures).
+
+    ``short``: 16-bit weights (``int16``, each a whole number of WEIGHT_STEP): a value is the exact integer
+    sum of its weights times the step, and an update adds the same whole number of steps to every weight,
+    ``alpha_split * (target - V) / WEIGHT_STEP`` rounded down or up at random in proportion (so that an
+    update of a fraction of a step still moves the weights by that much on average), each weight held
+    within +-WEIGHT_LIMIT steps. The rounding's uniform draw is a hash of the update (its first index and
+    its target), the same draw for every weight of the update: no random state is passed in.
     """
     n_tuples, n_iso = len(spec.tuples), spec.isomorphisms
     def scaled(index: str) -> str:  # a weight's place in the array: its record's first float
@@ -227,13 +234,17 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
     if tc and tracked:  # tracked TC kernels: ``aux`` is (accumulators, chunk flags)
         prefetch_tc = ["    acc = aux[0]", prefetch_tc[0], prefetch_tc[1].replace("(aux,", "(acc,")]
     lines += prefetch_tc if tc and not records else ["    return"]
+    gather = gather and not short  # (gathers of 16-bit weights: not written)
     if gathers(spec, gather):  # one gather a tuple: the same sums in the same order
         lines += ["", "", f"gathered = gathered_value({n_tuples}, {n_iso})"]
     lines += ["", "", "@njit(forceinline=True)", "def plain_value_of(w, x, r):",
               '    """V from the feature indices: the sum of their weights, symmetric board by symmetric board."""']
+    load = "np.int64(w[x[r, {}]])" if short else "w[x[r, {}]]"  # 16-bit weights: exact integer sums
     for k, group in enumerate(groups):
-        lines.append(f"    s{k} = np.float64(w[x[r, {group[0]}]])" + "".join(f" + w[x[r, {f}]]" for f in group[1:]))
-    lines += ["    return " + " + ".join(f"s{k}" for k in range(n_iso)), "", ""]
+        first = load.format(group[0]) if short else f"np.float64(w[x[r, {group[0]}]])"
+        lines.append(f"    s{k} = {first}" + "".join(" + " + load.format(f) for f in group[1:]))
+    total = " + ".join(f"s{k}" for k in range(n_iso))
+    lines += [f"    return np.float64({total}) * WEIGHT_STEP" if short else f"    return {total}", "", ""]
     lines += ["@njit(forceinline=True)", "def value_of(w, x, r):",
               '    """V from the feature indices, as plain_value_of gives it (with gathers: one per tuple)."""']
     lines += ["    return gathered(w, x, r)" if gathers(spec, gather) else "    return plain_value_of(w, x, r)", "", ""]
@@ -250,6 +261,8 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
               "    TC kernels on records: ``w`` is the records (weight, E, A; td2048.kernels.records).",
               '    """',
               "    u = np.float32(alpha_split * (target - plain_value_of(w, x, r)))"]
+    if short:
+        return "\n".join(lines[:-1] + _short_update(groups, tracked))
     if tc:
         lines.append("    au = abs(u)")
         if tracked:
@@ -273,6 +286,23 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
                 lines += [f"    i = x[r, {f}]", flag]
     lines.append("    return " + " + ".join(f"s{k}" for k in range(n_iso)))
     return "\n".join(lines)
+
+
+def _short_update(groups: list[list[int]], tracked: bool) -> list[str]:
+    """update_of's body for 16-bit weights (see _feature_functions): whole steps, rounded at random."""
+    if tracked:
+        raise ValueError("16-bit weights have no tracked (thread copies') kernels")
+    lines = ["    q = alpha_split * (target - plain_value_of(w, x, r)) / WEIGHT_STEP",
+             "    q = min(max(q, -2.0 * WEIGHT_LIMIT), 2.0 * WEIGHT_LIMIT)",
+             "    h = (x[r, 0] ^ U64(np.int64(target * 4096.0))) * U64(0x9E3779B97F4A7C15)  # the update's draw",
+             "    d = np.int64(np.floor(q + np.float64(h >> U64(11)) * 1.1102230246251565e-16))  # * 2**-53"]
+    for k, group in enumerate(groups):
+        lines.append(f"    s{k} = 0")
+        for f in group:
+            lines += [f"    i = x[r, {f}]", "    v = min(max(np.int64(w[i]) + d, -WEIGHT_LIMIT), WEIGHT_LIMIT)",
+                      "    w[i] = v", f"    s{k} += v"]
+    lines.append("    return np.float64(" + " + ".join(f"s{k}" for k in range(len(groups))) + ") * WEIGHT_STEP")
+    return lines
 
 
 def symmetric_cells(board: BoardShape = FULL) -> list[list[int]]:
@@ -387,7 +417,7 @@ def enter_stage(w, dirty, b):
 
 def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False, state_values: bool = False,
                     tc: bool = False, records: bool = False, expected: bool = False, pext: bool = False,
-                    gather: bool = False) -> str:
+                    gather: bool = False, short: bool = False) -> str:
     """Complete module source: network-specific header, then the shared episode, distillation and search kernels.
 
     The header's fixed parts (the board's helpers, ``downgraded``, the expectation functions of
@@ -409,8 +439,12 @@ def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False
     that has it fast (:func:`td2048.intrinsics.fast_pext`).
     ``gather``: a row's weights are read with one vector gather per tuple (networks of 4 or 8 isomorphisms),
     for a CPU that gathers fast (:func:`td2048.intrinsics.fast_gather`); the same values bit for bit.
+    ``short``: 16-bit weights, whole numbers of ``td2048.spec.WEIGHT_STEP`` (TD on afterstate values: not with
+    TC, records, tracking or state values).
     """
     records = records and tc and not tracked
+    if short and (tc or records or tracked or state_values):
+        raise ValueError("16-bit weights are for TD on afterstate values, without TC, records or tracking")
     # The header names only what the code depends on, so that networks that compile to the same code
     # share one module: not the network's name ("2x4" is "0123,4567"), nor its game (the row table is
     # an argument), and on 5-bit cells a clamp at 15 is the 16**n tables'.
@@ -421,7 +455,8 @@ def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False
         + (f", {spec.n_stages} stages {list(spec.stages)}" if spec.stages else "") + (", TC updates" if tc else "") \
         + (" on records" if records else "") + (", expected targets" if expected else "") \
         + (", tuples read by pext" if pext and "pext(" in "".join(index_code(spec, wide, pext)[1]) else "") \
-        + (", weights gathered" if gathers(spec, gather) else "")
+        + (", weights gathered" if gathers(spec, gather and not short) else "") \
+        + (", 16-bit weights" if short else "")
     board = "" if spec.board.full else f" on the {spec.board} board (cells of the 4x4 frame)"
     what = f"tuples {cells}{board}, {spec.isomorphisms} isomorphisms{variant}"
     header = f'''"""td2048 kernels for networks of {what}.
@@ -454,10 +489,12 @@ STAGED = {bool(spec.stages)}
 N_STAGES = {spec.n_stages}
 STAGE_WEIGHTS = {spec.stage_weights}
 STAGE_MARKERS = {spec.stage_markers}
+WEIGHT_STEP = {WEIGHT_STEP}
+WEIGHT_LIMIT = {WEIGHT_LIMIT}
 {_shape_constants(spec.board, wide)}
 
 
-{_feature_functions(spec, tracked, wide, tc, records, pext, gather)}
+{_feature_functions(spec, tracked, wide, tc, records, pext, gather, short)}
 
 
 {_stage_functions(spec, tracked, tc, records)}

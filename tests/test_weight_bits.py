@@ -1,0 +1,117 @@
+"""16-bit weights (``--weight-bits 16``): exact integer values, TD steps in whole steps rounded at random in
+proportion, float32 models, and the options they refuse."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from naive import from_grid, short_td_update
+
+from td2048.errors import TD2048Error
+from td2048.io.model import load_model
+from td2048.learn import Learner
+from td2048.network import Network
+from td2048.spec import WEIGHT_LIMIT, WEIGHT_STEP, parse_network
+
+NETWORK = "2x4"  # 16 features, 8 isomorphisms: small tables, and boards whose symmetric images share features
+
+
+@pytest.fixture(scope="module")
+def short_net():
+    net = Network(parse_network(NETWORK), weight_bits=16)
+    net.weights[:] = np.random.default_rng(1).integers(-3000, 3000, net.weights.size, dtype=np.int16)
+    return net
+
+
+grids = st.lists(st.integers(0, 11), min_size=16, max_size=16).map(lambda c: from_grid([c[i:i + 4]
+                                                                                        for i in range(0, 16, 4)]))
+
+
+@given(board=grids)
+def test_a_value_is_the_exact_sum_of_its_weights_steps(short_net, board):
+    indices = short_net.feature_indices(board)
+    assert short_net.value(board) == float(sum(int(short_net.weights[i]) for i in indices)) * WEIGHT_STEP
+    assert short_net.with_weight_bits(32).value(board) == short_net.value(board)  # whole numbers: exact in float32
+
+
+@given(board=grids, error=st.floats(-2e4, 2e4), alpha=st.floats(0.001, 1.0))
+def test_a_td_step_moves_every_feature_by_the_same_whole_steps_as_the_reference(short_net, board, error, alpha):
+    net = short_net.copy()
+    v0 = net.value(board)
+    indices = [int(i) for i in net.feature_indices(board)]
+    expected = [int(w) for w in net.weights]
+    v1 = net.td_update(board, v0 + error, alpha)
+    assert v1 == short_td_update(expected, indices, v0 + error, alpha / net.spec.n_features, WEIGHT_STEP,
+                                 WEIGHT_LIMIT)
+    np.testing.assert_array_equal(net.weights, np.array(expected, np.int16))
+
+
+def test_steps_smaller_than_one_move_the_weights_by_as_much_on_average():
+    net = Network(parse_network(NETWORK), weight_bits=16)
+    board = from_grid([[1, 2, 3, 0], [4, 5, 0, 0], [6, 0, 0, 1], [0, 0, 2, 0]])  # 16 distinct features
+    indices = net.feature_indices(board)
+    moves = []
+    for k in range(4000):  # an error that asks for 0.3 steps, with targets that differ in the last bits
+        before = net.value(board)
+        net.td_update(board, before + 0.3 * net.spec.n_features / 0.1 + k * 1e-3, 0.1)
+        moves.append(float(net.weights[indices[0]]))
+        net.weights[indices] = 0
+    assert set(moves) == {0.0, 1.0}
+    assert np.mean(moves) == pytest.approx(0.3, abs=0.03)  # 4000 draws: sd 0.007
+
+
+def test_weights_stay_within_the_limit_and_convert_both_ways():
+    net = Network(parse_network(NETWORK), weight_bits=16)
+    board = from_grid([[1, 2, 3, 0], [4, 5, 0, 0], [6, 0, 0, 1], [0, 0, 2, 0]])
+    net.td_update(board, 1e9, 1.0)
+    assert net.saturated_weights() == 16 and net.weights.max() == WEIGHT_LIMIT
+    wide = net.with_weight_bits(32)
+    assert wide.weights.dtype == np.float32 and wide.weights.max() == WEIGHT_LIMIT * WEIGHT_STEP
+    wide.weights[:4] = [2.4, -2.6, 1e6, 0.5]
+    assert wide.with_weight_bits(16).weights[:4].tolist() == [2, -3, WEIGHT_LIMIT, 0]
+
+
+def test_16_bit_weights_learn():
+    short, plain = (Network(parse_network(NETWORK), weight_bits=bits) for bits in (16, 32))
+    averages = [Learner(net, seed=4).run(3000, 0.1).scores[-1000:].mean() for net in (short, plain)]
+    assert averages[0] > 0.9 * averages[1]
+
+
+@pytest.mark.parametrize("make", [
+    lambda: Network(parse_network(NETWORK), game="2584", weight_bits=16),
+    lambda: Network(parse_network(NETWORK), method="state", weight_bits=16),
+    lambda: Network(parse_network(NETWORK), weight_bits=8),
+    lambda: Network(parse_network(NETWORK), weight_bits=16).start_accumulators(),
+    lambda: Learner(Network(parse_network(NETWORK), weight_bits=16), seed=1, threads=2, merge_seconds=1).run(2, 0.1),
+])
+def test_what_16_bit_weights_do_not_do_is_refused(make):
+    with pytest.raises(TD2048Error):
+        make()
+
+
+def test_a_run_on_16_bit_weights_saves_float_models_resumes_and_refuses_tc(tmp_path, cli_env):
+    run = tmp_path / "run"
+    cli = [sys.executable, "-m", "td2048.cli"]
+    subprocess.run([*cli, "train", "--network", NETWORK, "--weight-bits", "16", "--episodes", "400", "--block", "200",
+                    "--seed", "3", "--out", str(run), "--quiet"], check=True, env=cli_env)
+    model, _ = load_model(run / "model.td2048")
+    assert model.weights.dtype == np.float32 and np.count_nonzero(model.weights)
+    assert np.array_equal(model.weights, np.rint(model.weights))  # whole steps of one point
+    assert json.loads((run / "settings.json").read_text())["weight_bits"] == 16
+    subprocess.run([*cli, "train", "--resume", str(run), "--episodes", "600", "--quiet"], check=True, env=cli_env)
+    resumed, header = load_model(run / "model.td2048")
+    assert header["training"]["episodes"] == 600 and np.array_equal(resumed.weights, np.rint(resumed.weights))
+    changed = subprocess.run([*cli, "train", "--resume", str(run), "--episodes", "800", "--weight-bits", "32"],
+                             capture_output=True, text=True, env=cli_env)
+    assert changed.returncode == 2 and "--weight-bits cannot change" in changed.stderr
+    tc = subprocess.run([*cli, "train", "--network", NETWORK, "--weight-bits", "16", "--tc", "--episodes", "10",
+                         "--out", str(tmp_path / "tc")], capture_output=True, text=True, env=cli_env)
+    assert tc.returncode == 2 and tc.stderr.count("\n") == 1 and "--tc" in tc.stderr
+    assert not (tmp_path / "tc").exists()
+    bench = subprocess.run([*cli, "bench", "--network", NETWORK, "--weight-bits", "16", "--episodes", "50", "--json"],
+                           capture_output=True, text=True, check=True, env=cli_env)
+    assert json.loads(bench.stdout)["weight_bits"] == 16
