@@ -171,21 +171,21 @@ def network_value(tables: list[np.ndarray], tuples, grid, isomorphic_boards) -> 
 
 
 def short_td_update(weights: list[int], indices: list[int], target: float, alpha_split: float, step: float,
-                    limit: int) -> float:
-    """A TD step on 16-bit weights, in plain integers: every feature (in order) moves by the same whole number of
-    steps, alpha_split * (target - V) / step rounded down or up by a uniform draw hashed from the first feature's
-    index and the target; each weight held within +-limit. Returns V after it (each weight read as written)."""
+                    limit: int, word: int, lcg: tuple[int, int], mix: int, keys: list[int]) -> tuple[float, int]:
+    """A TD step on 16-bit weights, in plain integers: each feature (in order) moves by alpha_split * (target - V)
+    / step steps, in 2**-32 steps rounded down or up by its own 32 random bits (the update's word, one LCG step
+    on from ``word``, XOR-ed with the feature's key, times ``mix``: the product's high half); each weight held
+    within +-limit. Returns V after it (each weight read as written) and the new word."""
     mask = (1 << 64) - 1
     q = alpha_split * (target - sum(weights[i] for i in indices) * step) / step
-    q = min(max(q, -2.0 * limit), 2.0 * limit)
-    scaled = int(target * 4096.0)  # truncated toward zero, as a cast to int64
-    h = ((indices[0] ^ (scaled & mask)) * 0x9E3779B97F4A7C15) & mask
-    d = math.floor(q + (h >> 11) * 2.0 ** -53)
+    fixed = math.floor(min(max(q, -2.0 * limit), 2.0 * limit) * 2.0 ** 32)
+    z = (word * lcg[0] + lcg[1]) & mask
     total = 0
-    for i in indices:
+    for f, i in enumerate(indices):
+        d = (fixed + ((((z ^ keys[f]) * mix) & mask) >> 32)) >> 32
         weights[i] = min(max(weights[i] + d, -limit), limit)
         total += weights[i]
-    return total * step
+    return total * step, z
 
 
 def merged_weight(base: float, values: list[float], errors: list[float], absolutes: list[float], tc: bool) -> float:

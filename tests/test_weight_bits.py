@@ -13,6 +13,7 @@ from naive import from_grid, short_td_update
 
 from td2048.errors import TD2048Error
 from td2048.io.model import load_model
+from td2048.kernels.codegen import ROUNDING_LCG, ROUNDING_MIX, rounding_key
 from td2048.learn import Learner
 from td2048.network import Network
 from td2048.spec import WEIGHT_LIMIT, WEIGHT_STEP, parse_network
@@ -44,24 +45,29 @@ def test_a_td_step_moves_every_feature_by_the_same_whole_steps_as_the_reference(
     v0 = net.value(board)
     indices = [int(i) for i in net.feature_indices(board)]
     expected = [int(w) for w in net.weights]
+    word = 1 if net._rounding is None else int(net._rounding[0])
     v1 = net.td_update(board, v0 + error, alpha)
-    assert v1 == short_td_update(expected, indices, v0 + error, alpha / net.spec.n_features, WEIGHT_STEP,
-                                 WEIGHT_LIMIT)
+    keys = [rounding_key(f) for f in range(net.spec.n_features)]
+    v, z = short_td_update(expected, indices, v0 + error, alpha / net.spec.n_features, WEIGHT_STEP, WEIGHT_LIMIT,
+                           word, ROUNDING_LCG, ROUNDING_MIX, keys)
+    assert v1 == v and int(net._rounding[0]) == z
     np.testing.assert_array_equal(net.weights, np.array(expected, np.int16))
 
 
-def test_steps_smaller_than_one_move_the_weights_by_as_much_on_average():
+def test_steps_smaller_than_one_move_the_weights_by_as_much_on_average_each_on_its_own_draw():
     net = Network(parse_network(NETWORK), weight_bits=16)
     board = from_grid([[1, 2, 3, 0], [4, 5, 0, 0], [6, 0, 0, 1], [0, 0, 2, 0]])  # 16 distinct features
     indices = net.feature_indices(board)
     moves = []
-    for k in range(4000):  # an error that asks for 0.3 steps, with targets that differ in the last bits
-        before = net.value(board)
-        net.td_update(board, before + 0.3 * net.spec.n_features / 0.1 + k * 1e-3, 0.1)
-        moves.append(float(net.weights[indices[0]]))
+    for _ in range(2000):  # the same update again and again: 0.3 steps
+        net.td_update(board, 0.3 * net.spec.n_features / 0.1, 0.1)
+        moves.append(net.weights[indices].astype(float))
         net.weights[indices] = 0
-    assert set(moves) == {0.0, 1.0}
-    assert np.mean(moves) == pytest.approx(0.3, abs=0.03)  # 4000 draws: sd 0.007
+    moves = np.array(moves)
+    assert set(moves.ravel()) == {0.0, 1.0}
+    assert moves.mean() == pytest.approx(0.3, abs=0.01)  # 32,000 draws: sd 0.003
+    assert moves.mean(axis=0) == pytest.approx(np.full(16, 0.3), abs=0.05)  # each weight: sd 0.01
+    assert abs(np.corrcoef(moves[:, 0], moves[:, 1])[0, 1]) < 0.1  # the weights' draws are their own
 
 
 def test_weights_stay_within_the_limit_and_convert_both_ways():

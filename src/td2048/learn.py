@@ -27,7 +27,7 @@ from td2048.kernels.merge import CHUNK_SHIFT, NO_TRACKING, dirty_size, merge_reg
 from td2048.kernels.params import FIRST_EPISODE, learning_params
 from td2048.kernels.records import RECORD, pack_records, unpack_records
 from td2048.network import Network, aligned_zeros
-from td2048.rng import thread_rng_rows, thread_rng_states
+from td2048.rng import rounding_states, thread_rng_rows, thread_rng_states
 from td2048.schedules import exploration
 from td2048.settings import LearningOptions
 from td2048.spec import format_bytes
@@ -389,6 +389,8 @@ class Learner:
             kernels = self.network.kernels_for(tracked=True, expected=expected)
 
         self._endgame_counts[:] = 0
+        # 16-bit weights: ``dirty`` is each thread's random word for rounding updates (td2048.kernels.codegen)
+        rounding = rounding_states(self.rng_states) if self.network.weight_bits == 16 else None
         if endgame is None and options.endgame_starts:
             raise TD2048Error("endgame_starts starts episodes from an endgame's start: pass its table (endgame)")
 
@@ -401,7 +403,7 @@ class Learner:
                 dirty = (accumulators, self.change_flags) if tracked_tc else accumulators if records is None \
                     else NO_TRACKING
             else:
-                dirty = NO_TRACKING
+                dirty = NO_TRACKING if rounding is None else rounding[thread]
             pool = (self._pools[thread], self._pool_states[thread, :2])
             while lo < hi:
                 batch = params.copy()
@@ -534,10 +536,11 @@ class Learner:
         self._handoff[0] = 0
         self._handoff[0, 0] = board if self.network.wide else [board]
         self._handoff_counts[0] = 0
-        largest, handed = kernels.finish_from(self._table, self.network.weights, NO_TRACKING, self.rng_state,
+        dirty = NO_TRACKING if self.network.weight_bits == 32 else rounding_states(self.rng_states[:1])[0]
+        largest, handed = kernels.finish_from(self._table, self.network.weights, dirty, self.rng_state,
                                               mode_code, params, self._path(0), self._handoff_of(0), None)
         if handed:
-            return self._finish_wide(0, self.network.weights, NO_TRACKING, False, mode_code, params)
+            return self._finish_wide(0, self.network.weights, dirty, False, mode_code, params)
         return int(self._handoff_counts[0, 0]), int(self._handoff_counts[0, 1]), int(largest)
 
     def _merge(self) -> None:

@@ -183,6 +183,7 @@ class Network:
             raise TD2048Error("16-bit weights are for 2048 with afterstate values, learning by TD "
                               "(not 2584, --method state or TC)")
         self.weight_bits = weight_bits
+        self._rounding = None  # 16-bit weights: td_update's random word, made at its first call
         dtype = np.float32 if weight_bits == 32 else np.int16
         if weights is None:
             try:
@@ -559,5 +560,8 @@ class Network:
         """
         from td2048.kernels.merge import NO_TRACKING
 
-        return float(self.kernels.td_update(self.weights, NO_TRACKING, self._board(board), float(target),
+        if self.weight_bits == 16 and self._rounding is None:  # the random word of its roundings (see td2048.rng)
+            self._rounding = np.ones(1, np.uint64)
+        dirty = NO_TRACKING if self.weight_bits == 32 else self._rounding
+        return float(self.kernels.td_update(self.weights, dirty, self._board(board), float(target),
                                             alpha / self.spec.n_features))

@@ -52,6 +52,26 @@ def thread_rng_states(seed: int | np.random.SeedSequence | None, threads: int) -
     return np.stack([make_rng_state(child) for child in children])
 
 
+def rounding_states(states: np.ndarray) -> np.ndarray:
+    """Each thread's random word for rounding the updates of 16-bit weights (see td2048.kernels.codegen), on a
+    cache line of its own, seeded from the thread's random state, so that a block's roundings follow from the
+    state a run saves.
+
+    Parameters
+    ----------
+    states : numpy.ndarray
+        ``uint64[threads, >= 4]``: the threads' random states (:func:`thread_rng_rows`).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``uint64[threads, 8]``: word 0 of each row is the thread's (the others pad the line).
+    """
+    words = np.zeros((len(states), 8), np.uint64)
+    words[:, 0] = states[:, 0] ^ (states[:, 1] * U64(0x9E3779B97F4A7C15))  # wraps, as in the kernels
+    return words
+
+
 def thread_rng_rows(states: np.ndarray) -> np.ndarray:
     """The threads' states, each on cache lines of its own.
 

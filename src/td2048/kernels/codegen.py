@@ -194,11 +194,12 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
     fast (the benchmark pages have the figures).
 
     ``short``: 16-bit weights (``int16``, each a whole number of WEIGHT_STEP): a value is the exact integer
-    sum of its weights times the step, and an update adds the same whole number of steps to every weight,
-    ``alpha_split * (target - V) / WEIGHT_STEP`` rounded down or up at random in proportion (so that an
-    update of a fraction of a step still moves the weights by that much on average), each weight held
-    within +-WEIGHT_LIMIT steps. The rounding's uniform draw is a hash of the update (its first index and
-    its target), the same draw for every weight of the update: no random state is passed in.
+    sum of its weights times the step, and an update adds to each weight ``alpha_split * (target - V) /
+    WEIGHT_STEP`` steps rounded down or up at random in proportion (so that an update of a fraction of a
+    step still moves the weights by that much on average), each weight held
+    within +-WEIGHT_LIMIT steps. Each weight's rounding draws its own uniform 32 bits, mixed from the
+    update's random word: ``dirty`` is then the thread's random state (``uint64[1]`` or more), one LCG step
+    an update (td2048.rng.rounding_states).
     """
     n_tuples, n_iso = len(spec.tuples), spec.isomorphisms
     def scaled(index: str) -> str:  # a weight's place in the array: its record's first float
@@ -289,20 +290,35 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
 
 
 def _short_update(groups: list[list[int]], tracked: bool) -> list[str]:
-    """update_of's body for 16-bit weights (see _feature_functions): whole steps, rounded at random."""
+    """update_of's body for 16-bit weights (see _feature_functions): whole steps, each weight's rounded at random."""
     if tracked:
         raise ValueError("16-bit weights have no tracked (thread copies') kernels")
     lines = ["    q = alpha_split * (target - plain_value_of(w, x, r)) / WEIGHT_STEP",
              "    q = min(max(q, -2.0 * WEIGHT_LIMIT), 2.0 * WEIGHT_LIMIT)",
-             "    h = (x[r, 0] ^ U64(np.int64(target * 4096.0))) * U64(0x9E3779B97F4A7C15)  # the update's draw",
-             "    d = np.int64(np.floor(q + np.float64(h >> U64(11)) * 1.1102230246251565e-16))  # * 2**-53"]
+             "    fixed = np.int64(np.floor(q * 4294967296.0))  # in 2**-32 steps",
+             f"    z = dirty[0] * U64({ROUNDING_LCG[0]}) + U64({ROUNDING_LCG[1]})  # the update's random word",
+             "    dirty[0] = z"]
+    f = 0
     for k, group in enumerate(groups):
         lines.append(f"    s{k} = 0")
-        for f in group:
-            lines += [f"    i = x[r, {f}]", "    v = min(max(np.int64(w[i]) + d, -WEIGHT_LIMIT), WEIGHT_LIMIT)",
-                      "    w[i] = v", f"    s{k} += v"]
+        for feature in group:
+            # weight f's own uniform 32 bits: the word mixed with f's constant, the product's high half
+            mixed = f"np.int64(((z ^ U64({rounding_key(f)})) * U64({ROUNDING_MIX})) >> U64(32))"
+            lines += [f"    i = x[r, {feature}]", f"    d = (fixed + {mixed}) >> 32",
+                      "    v = min(max(np.int64(w[i]) + d, -WEIGHT_LIMIT), WEIGHT_LIMIT)", "    w[i] = v",
+                      f"    s{k} += v"]
+            f += 1
     lines.append("    return np.float64(" + " + ".join(f"s{k}" for k in range(len(groups))) + ") * WEIGHT_STEP")
     return lines
+
+
+ROUNDING_LCG = (6364136223846793005, 1442695040888963407)  # 16-bit weights' random word: z <- a z + c (mod 2**64)
+ROUNDING_MIX = 0xD6E8FEB86659FD93  # an odd multiplier that spreads a word's bits to the product's high half
+
+
+def rounding_key(f: int) -> int:
+    """The constant that weight f of an update mixes into the update's random word (16-bit weights)."""
+    return ((f + 1) * 0x9E3779B97F4A7C15) % (1 << 64)
 
 
 def symmetric_cells(board: BoardShape = FULL) -> list[list[int]]:
