@@ -171,18 +171,17 @@ def network_value(tables: list[np.ndarray], tuples, grid, isomorphic_boards) -> 
 
 
 def short_td_update(weights: list[int], indices: list[int], target: float, alpha_split: float, step: float,
-                    limit: int, word: int, lcg: tuple[int, int], mix: int, keys: list[int]) -> tuple[float, int]:
+                    limit: int, word: int, lcg: tuple[int, int], offsets: list[int]) -> tuple[float, int]:
     """A TD step on 16-bit weights, in plain integers: each feature (in order) moves by alpha_split * (target - V)
-    / step steps, in 2**-32 steps rounded down or up by its own 32 random bits (the update's word, one LCG step
-    on from ``word``, XOR-ed with the feature's key, times ``mix``: the product's high half); each weight held
-    within +-limit. Returns V after it (each weight read as written) and the new word."""
-    mask = (1 << 64) - 1
+    / step steps, in 2**-32 steps rounded down or up by the update's draw (the high half of the word one LCG step
+    on from ``word``) plus the feature's offset, mod 2**32; each weight held within +-limit. Returns V after it
+    (each weight read as written) and the new word."""
     q = alpha_split * (target - sum(weights[i] for i in indices) * step) / step
     fixed = math.floor(min(max(q, -2.0 * limit), 2.0 * limit) * 2.0 ** 32)
-    z = (word * lcg[0] + lcg[1]) & mask
+    z = (word * lcg[0] + lcg[1]) % 2 ** 64
     total = 0
     for f, i in enumerate(indices):
-        d = (fixed + ((((z ^ keys[f]) * mix) & mask) >> 32)) >> 32
+        d = (fixed + ((z >> 32) + offsets[f]) % 2 ** 32) >> 32
         weights[i] = min(max(weights[i] + d, -limit), limit)
         total += weights[i]
     return total * step, z

@@ -197,9 +197,9 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
     sum of its weights times the step, and an update adds to each weight ``alpha_split * (target - V) /
     WEIGHT_STEP`` steps rounded down or up at random in proportion (so that an update of a fraction of a
     step still moves the weights by that much on average), each weight held
-    within +-WEIGHT_LIMIT steps. Each weight's rounding draws its own uniform 32 bits, mixed from the
-    update's random word: ``dirty`` is then the thread's random state (``uint64[1]`` or more), one LCG step
-    an update (td2048.rng.rounding_states).
+    within +-WEIGHT_LIMIT steps. An update draws one uniform number (``dirty`` is then the thread's random
+    state, ``uint64[1]`` or more, one LCG step an update: td2048.rng.rounding_states); weight f rounds by
+    it plus f times the golden ratio, mod 1 (rounding_offset).
     """
     n_tuples, n_iso = len(spec.tuples), spec.isomorphisms
     def scaled(index: str) -> str:  # a weight's place in the array: its record's first float
@@ -297,14 +297,14 @@ def _short_update(groups: list[list[int]], tracked: bool) -> list[str]:
              "    q = min(max(q, -2.0 * WEIGHT_LIMIT), 2.0 * WEIGHT_LIMIT)",
              "    fixed = np.int64(np.floor(q * 4294967296.0))  # in 2**-32 steps",
              f"    z = dirty[0] * U64({ROUNDING_LCG[0]}) + U64({ROUNDING_LCG[1]})  # the update's random word",
-             "    dirty[0] = z"]
+             "    dirty[0] = z",
+             "    u = np.int64(z >> U64(32))  # its high half: uniform in [0, 2**32)"]
     f = 0
     for k, group in enumerate(groups):
         lines.append(f"    s{k} = 0")
         for feature in group:
-            # weight f's own uniform 32 bits: the word mixed with f's constant, the product's high half
-            mixed = f"np.int64(((z ^ U64({rounding_key(f)})) * U64({ROUNDING_MIX})) >> U64(32))"
-            lines += [f"    i = x[r, {feature}]", f"    d = (fixed + {mixed}) >> 32",
+            # weight f's draw: u + f x (the golden ratio's fraction), mod 1: each uniform, and spread evenly
+            lines += [f"    i = x[r, {feature}]", f"    d = (fixed + ((u + {rounding_offset(f)}) & 0xFFFFFFFF)) >> 32",
                       "    v = min(max(np.int64(w[i]) + d, -WEIGHT_LIMIT), WEIGHT_LIMIT)", "    w[i] = v",
                       f"    s{k} += v"]
             f += 1
@@ -313,12 +313,13 @@ def _short_update(groups: list[list[int]], tracked: bool) -> list[str]:
 
 
 ROUNDING_LCG = (6364136223846793005, 1442695040888963407)  # 16-bit weights' random word: z <- a z + c (mod 2**64)
-ROUNDING_MIX = 0xD6E8FEB86659FD93  # an odd multiplier that spreads a word's bits to the product's high half
 
 
-def rounding_key(f: int) -> int:
-    """The constant that weight f of an update mixes into the update's random word (16-bit weights)."""
-    return ((f + 1) * 0x9E3779B97F4A7C15) % (1 << 64)
+def rounding_offset(f: int) -> int:
+    """Weight f's offset from an update's draw, in 2**-32: f x the golden ratio's fractional part (16-bit weights).
+    The draws of an update's weights are then spread evenly over [0, 1), so that their roundings nearly cancel in
+    the sum: the value after an update is within a step or so of the exact one."""
+    return (f * 0x9E3779B9) % (1 << 32)
 
 
 def symmetric_cells(board: BoardShape = FULL) -> list[list[int]]:
