@@ -121,3 +121,15 @@ def test_a_run_on_16_bit_weights_saves_float_models_resumes_and_refuses_tc(tmp_p
     bench = subprocess.run([*cli, "bench", "--network", NETWORK, "--weight-bits", "16", "--episodes", "50", "--json"],
                            capture_output=True, text=True, check=True, env=cli_env)
     assert json.loads(bench.stdout)["weight_bits"] == 16
+
+
+def test_a_16_bit_model_is_written_a_piece_at_a_time_as_its_float32_values(short_net, tmp_path, monkeypatch):
+    import td2048.io.model as model
+
+    monkeypatch.setattr(model, "SAVE_PIECE", 10_000)  # several pieces, the last one short
+    model.save_model(tmp_path / "short.td2048", short_net)
+    model.save_model(tmp_path / "plain.td2048", short_net.with_weight_bits(32))
+    short, _ = load_model(tmp_path / "short.td2048")
+    plain, _ = load_model(tmp_path / "plain.td2048")
+    assert short.weights.dtype == np.float32 and np.array_equal(short.weights, plain.weights)
+    assert np.array_equal(short.weights, short_net.weights.astype(np.float32) * WEIGHT_STEP)

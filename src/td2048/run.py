@@ -163,8 +163,6 @@ def snapshot_copy_fits(network: Network, free: int | None) -> bool:
         True when the copy and :data:`SNAPSHOT_HEADROOM` fit in ``free``.
     """
     copy = network.weights.nbytes + (0 if network.accumulators is None else network.accumulators.nbytes)
-    if network.weight_bits == 16:  # and the float32 weights a model file is written from
-        copy += 4 * network.weights.size
     return free is None or copy + SNAPSHOT_HEADROOM <= free
 
 

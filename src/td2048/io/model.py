@@ -56,7 +56,7 @@ from td2048.errors import TD2048Error
 from td2048.games.shape import BoardShape
 from td2048.io.atomic import atomic_open
 from td2048.network import Network, aligned_bytes, aligned_zeros
-from td2048.spec import NetworkSpec, tuple_to_hex
+from td2048.spec import WEIGHT_STEP, NetworkSpec, tuple_to_hex
 from td2048.version import __version__
 
 MAGIC = b"TD2048\x1a\n"
@@ -103,17 +103,32 @@ def save_model(path: str | os.PathLike, network: Network, game: str | None = Non
     version = 1 if network.accumulators is None else 2
     head = _PREFIX.pack(MAGIC, version, len(header)) + header
     head += b"\0" * (offset - len(head))
-    weights = network.float_weights()  # 16-bit weights are saved as their values: a model is the same either way
-    arrays = [np.ascontiguousarray(a, dtype="<f4") for a in (weights, network.accumulators) if a is not None]
-    crc = zlib.crc32(head)
-    for a in arrays:
-        crc = zlib.crc32(memoryview(a).cast("B"), crc)
+    crc, size = zlib.crc32(head), 0
     with atomic_open(path, "wb") as f:
         f.write(head)
         _pause_for_tests()
-        for a in arrays:
-            f.write(memoryview(a).cast("B"))
-        f.write(_TRAILER.pack(offset + sum(a.nbytes for a in arrays), crc, END_MAGIC))
+        for piece in _float32_pieces(network):
+            data = memoryview(piece).cast("B")
+            crc, size = zlib.crc32(data, crc), size + piece.nbytes
+            f.write(data)
+        f.write(_TRAILER.pack(offset + size, crc, END_MAGIC))
+
+
+SAVE_PIECE = 1 << 22  # 16-bit weights converted to float32 this many at a time as a model is written (16 MiB)
+
+
+def _float32_pieces(network: Network):
+    """A model's data as little-endian float32 arrays, in order: the weights (16-bit ones converted a piece at a
+    time, so that a save holds no float32 copy of the whole table: a model is the same either way), then TC's
+    accumulators."""
+    w = network.weights
+    if network.weight_bits == 16:
+        for lo in range(0, w.size, SAVE_PIECE):
+            yield np.multiply(w[lo:lo + SAVE_PIECE], np.float32(WEIGHT_STEP), dtype="<f4")
+    else:
+        yield np.ascontiguousarray(w, dtype="<f4")
+    if network.accumulators is not None:
+        yield np.ascontiguousarray(network.accumulators, dtype="<f4")
 
 
 def _decompressed(f, path: Path) -> io.BytesIO:
