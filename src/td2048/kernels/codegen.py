@@ -235,7 +235,6 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
     if tc and tracked:  # tracked TC kernels: ``aux`` is (accumulators, chunk flags)
         prefetch_tc = ["    acc = aux[0]", prefetch_tc[0], prefetch_tc[1].replace("(aux,", "(acc,")]
     lines += prefetch_tc if tc and not records else ["    return"]
-    gather = gather and not short  # (gathers of 16-bit weights: not written)
     if gathers(spec, gather):  # one gather a tuple: the same sums in the same order
         lines += ["", "", f"gathered = gathered_value({n_tuples}, {n_iso})"]
     lines += ["", "", "@njit(forceinline=True)", "def plain_value_of(w, x, r):",
@@ -263,7 +262,7 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
               '    """',
               "    u = np.float32(alpha_split * (target - plain_value_of(w, x, r)))"]
     if short:
-        return "\n".join(lines[:-1] + _short_update(groups, tracked))
+        return "\n".join(lines[:-1] + _short_update(groups))
     if tc:
         lines.append("    au = abs(u)")
         if tracked:
@@ -289,10 +288,8 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
     return "\n".join(lines)
 
 
-def _short_update(groups: list[list[int]], tracked: bool) -> list[str]:
+def _short_update(groups: list[list[int]]) -> list[str]:
     """update_of's body for 16-bit weights (see _feature_functions): whole steps, each weight's rounded at random."""
-    if tracked:
-        raise ValueError("16-bit weights have no tracked (thread copies') kernels")
     lines = ["    q = alpha_split * (target - plain_value_of(w, x, r)) / WEIGHT_STEP",
              "    q = min(max(q, -2.0 * WEIGHT_LIMIT), 2.0 * WEIGHT_LIMIT)",
              "    fixed = np.int64(np.floor(q * 4294967296.0))  # in 2**-32 steps",
@@ -462,6 +459,7 @@ def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False
     records = records and tc and not tracked
     if short and (tc or records or tracked or state_values):
         raise ValueError("16-bit weights are for TD on afterstate values, without TC, records or tracking")
+    gather = gather and not short  # (gathers of 16-bit weights: not written)
     # The header names only what the code depends on, so that networks that compile to the same code
     # share one module: not the network's name ("2x4" is "0123,4567"), nor its game (the row table is
     # an argument), and on 5-bit cells a clamp at 15 is the 16**n tables'.
@@ -472,7 +470,7 @@ def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False
         + (f", {spec.n_stages} stages {list(spec.stages)}" if spec.stages else "") + (", TC updates" if tc else "") \
         + (" on records" if records else "") + (", expected targets" if expected else "") \
         + (", tuples read by pext" if pext and "pext(" in "".join(index_code(spec, wide, pext)[1]) else "") \
-        + (", weights gathered" if gathers(spec, gather and not short) else "") \
+        + (", weights gathered" if gathers(spec, gather) else "") \
         + (", 16-bit weights" if short else "")
     board = "" if spec.board.full else f" on the {spec.board} board (cells of the 4x4 frame)"
     what = f"tuples {cells}{board}, {spec.isomorphisms} isomorphisms{variant}"
