@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from naive import from_grid, short_td_update
 
@@ -52,6 +52,50 @@ def test_a_td_step_moves_every_feature_by_the_same_whole_steps_as_the_reference(
                            word, ROUNDING_LCG, offsets)
     assert v1 == v and int(net._rounding[0]) == z
     np.testing.assert_array_equal(net.weights, np.array(expected, np.int16))
+
+
+@pytest.fixture(scope="module")
+def gapped_net():
+    """A 16-bit network with gaps between its tables (16 MiB of float32 or more): threads on one table get the
+    kernels that write back only the weights an update changes."""
+    net = Network(parse_network("4x5"), weight_bits=16)
+    assert net.spec.stagger > 0
+    return net
+
+
+@settings(max_examples=40)
+@given(board=grids, error=st.floats(-2e3, 2e3), alpha=st.floats(0.001, 0.1), word=st.integers(0, 2 ** 64 - 1))
+def test_threads_on_one_table_step_as_the_reference_and_write_unchanged_weights_to_their_spare(
+        gapped_net, board, error, alpha, word):
+    net = gapped_net
+    kernels = net.kernels_for(shared=True)
+    assert kernels is not net.kernels_for()
+    indices = [int(i) for i in net.feature_indices(board)]
+    used = sorted(set(indices))  # the reference works on these weights alone
+    net.weights[:] = 0
+    net.weights[used] = np.arange(len(used)) * 7 - 50
+    expected = [int(net.weights[i]) for i in used]
+    spares = net.spec.spare_weights(3)
+    assert len({s // 32 for s in spares}) == 3 and not set(spares) & set(indices)  # lines of their own, unread
+    row = np.zeros(8, np.uint64)
+    row[:2] = [word, spares[1]]
+    v0 = net.value(board)
+    v1 = kernels.td_update(net.weights, row, np.uint64(board), v0 + error, alpha / net.spec.n_features)
+    v, z = short_td_update(expected, [used.index(i) for i in indices], v0 + error, alpha / net.spec.n_features,
+                           WEIGHT_STEP, WEIGHT_LIMIT, word, ROUNDING_LCG,
+                           [rounding_offset(f) for f in range(net.spec.n_features)])
+    assert v1 == v and int(row[0]) == z
+    assert net.weights[used].tolist() == expected
+    assert np.count_nonzero(net.weights) == np.count_nonzero(expected)  # the spare weight holds 0, and no other
+
+
+def test_two_threads_on_one_16_bit_table_learn_and_leave_the_gaps_empty(gapped_net):
+    net = gapped_net.copy()
+    net.weights[:] = 0
+    block = Learner(net, seed=2, threads=2).run(400, 0.1)
+    assert block.scores.mean() > 1000 and net.kernels_for(shared=True).run_block.signatures  # the threads' kernels
+    ends = [o + n for o, n in zip(net.spec.table_offsets, net.spec.table_sizes, strict=True)]
+    assert all(not net.weights[end:end + net.spec.stagger].any() for end in ends)
 
 
 def test_steps_smaller_than_one_move_the_weights_by_as_much_on_average_and_nearly_exactly_in_sum():

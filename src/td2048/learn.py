@@ -365,7 +365,7 @@ class Learner:
             kernels = self.network.kernels_for(tc=True, tracked=tracked_tc, records=records is not None,
                                                expected=expected)
         else:
-            kernels = self.network.kernels_for(tracked=tracked_td, expected=expected)
+            kernels = self.network.kernels_for(tracked=tracked_td, expected=expected, shared=self.threads > 1)
         tracked = copies or tracked_tc or tracked_td  # the kernels flag what they change
         if not (tracked_tc or tracked_td):
             self.unflagged = True
@@ -390,7 +390,8 @@ class Learner:
 
         self._endgame_counts[:] = 0
         # 16-bit weights: ``dirty`` is each thread's random word for rounding updates (td2048.kernels.codegen)
-        rounding = rounding_states(self.rng_states) if self.network.weight_bits == 16 else None
+        rounding = rounding_states(self.rng_states, self.network.spec.spare_weights(self.threads)) \
+            if self.network.weight_bits == 16 else None
         if endgame is None and options.endgame_starts:
             raise TD2048Error("endgame_starts starts episodes from an endgame's start: pass its table (endgame)")
 

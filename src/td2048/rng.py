@@ -52,7 +52,7 @@ def thread_rng_states(seed: int | np.random.SeedSequence | None, threads: int) -
     return np.stack([make_rng_state(child) for child in children])
 
 
-def rounding_states(states: np.ndarray) -> np.ndarray:
+def rounding_states(states: np.ndarray, spares: list[int] | None = None) -> np.ndarray:
     """Each thread's random word for rounding the updates of 16-bit weights (see td2048.kernels.codegen), on a
     cache line of its own, seeded from the thread's random state, so that a block's roundings follow from the
     state a run saves.
@@ -61,14 +61,20 @@ def rounding_states(states: np.ndarray) -> np.ndarray:
     ----------
     states : numpy.ndarray
         ``uint64[threads, >= 4]``: the threads' random states (:func:`thread_rng_rows`).
+    spares : list of int or None
+        Each thread's spare weight (:meth:`td2048.spec.NetworkSpec.spare_weights`), for the kernels of threads
+        that write one table; None: 0.
 
     Returns
     -------
     numpy.ndarray
-        ``uint64[threads, 8]``: word 0 of each row is the thread's (the others pad the line).
+        ``uint64[threads, 8]``: word 0 of each row is the thread's random word, word 1 its spare weight (the
+        others pad the line).
     """
     words = np.zeros((len(states), 8), np.uint64)
     words[:, 0] = states[:, 0] ^ (states[:, 1] * U64(0x9E3779B97F4A7C15))  # wraps, as in the kernels
+    if spares is not None:
+        words[:, 1] = spares
     return words
 
 

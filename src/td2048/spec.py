@@ -116,6 +116,7 @@ def presets_of(board: BoardShape = FULL) -> dict[str, tuple[tuple[str, ...], int
 # mod 128 KiB and mod 2 MiB.
 TABLE_STAGGER = 69_632
 STAGGERED_BYTES = 16 << 20
+SPARE_APART = 64  # weights between two threads' spare weights: two cache lines of 16-bit weights
 
 
 @dataclass(frozen=True)
@@ -246,6 +247,26 @@ class NetworkSpec:
     def table_offsets(self) -> list[int]:
         """Where each tuple's table starts in the flat weight array."""
         return self.layout(self.stagger)[0]
+
+    def spare_weights(self, threads: int) -> list[int]:
+        """A weight for each thread that no feature reads, each on cache lines of its own: in the gap after the
+        first table (where threads that write one table put the 16-bit weights an update leaves unchanged, see
+        td2048.kernels.codegen). Zeros for a network without gaps (whose kernels have no use for them).
+
+        Parameters
+        ----------
+        threads : int
+            How many.
+
+        Returns
+        -------
+        list of int
+            The indices, thread by thread.
+        """
+        if self.stagger == 0:
+            return [0] * threads
+        start, apart = self.table_offsets[0] + self.table_sizes[0], SPARE_APART
+        return [start + apart * (t % (self.stagger // apart)) for t in range(threads)]
 
     @property
     def n_stages(self) -> int:

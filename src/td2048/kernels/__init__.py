@@ -73,7 +73,8 @@ def _writable_dir() -> Path:
 
 
 def kernels_for(spec, tracked: bool = False, wide: bool = False, state_values: bool = False,
-                tc: bool = False, records: bool = False, expected: bool = False, short: bool = False) -> ModuleType:
+                tc: bool = False, records: bool = False, expected: bool = False, short: bool = False,
+                shared: bool = False) -> ModuleType:
     """The compiled-kernel module of a network spec (generated and imported on first use).
 
     Parameters
@@ -97,6 +98,10 @@ def kernels_for(spec, tracked: bool = False, wide: bool = False, state_values: b
         tile of the best move's value, not the sampled next move's.
     short : bool
         For 16-bit weights (whole steps of ``td2048.spec.WEIGHT_STEP``; TD on afterstate values only).
+    shared : bool
+        For threads that write one table: with 16-bit weights on a network with gaps between its tables, an
+        update writes back only the weights it changes (``dirty[1]``: the thread's spare weight,
+        :meth:`td2048.spec.NetworkSpec.spare_weights`); elsewhere the same kernels.
 
     Returns
     -------
@@ -109,11 +114,12 @@ def kernels_for(spec, tracked: bool = False, wide: bool = False, state_values: b
         When no directory for the generated modules is writable.
     """
     records = records and tc and not tracked
-    variant = (spec, tracked, wide, state_values, tc, records, expected, short, fast_pext(), fast_gather())
+    shared = shared and short and spec.stagger > 0
+    variant = (spec, tracked, wide, state_values, tc, records, expected, short, shared, fast_pext(), fast_gather())
     if variant in _by_variant:  # generating the source to hash it takes milliseconds: callers ask per move
         return _by_variant[variant]
     source = generate_source(spec, tracked, wide, state_values, tc, records, expected, pext=variant[-2],
-                             gather=variant[-1], short=short)
+                             gather=variant[-1], short=short, shared=shared)
     digest = hashlib.sha256(source.encode()).hexdigest()[:20]
     if digest in _loaded:
         _by_variant[variant] = _loaded[digest]

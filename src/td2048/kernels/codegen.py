@@ -174,7 +174,7 @@ def gathers(spec: NetworkSpec, gather: bool) -> bool:
 
 
 def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = False, records: bool = False,
-                       pext: bool = False, gather: bool = False, short: bool = False) -> str:
+                       pext: bool = False, gather: bool = False, short: bool = False, shared: bool = False) -> str:
     """Source of the functions on a board's feature indices: a row ``x`` of N_FEATURES flat indices.
 
     A move writes each candidate afterstate's indices once into a row of a scratch array
@@ -199,7 +199,8 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
     step still moves the weights by that much on average), each weight held
     within +-WEIGHT_LIMIT steps. An update draws one uniform number (``dirty`` is then the thread's random
     state, ``uint64[1]`` or more, one LCG step an update: td2048.rng.rounding_states); weight f rounds by
-    it plus f times the golden ratio, mod 1 (rounding_offset).
+    it plus f times the golden ratio, mod 1 (rounding_offset). ``shared`` (threads on one table): a weight that an
+    update leaves as it was is not written back (its store goes to the thread's spare weight, ``dirty[1]``).
     """
     n_tuples, n_iso = len(spec.tuples), spec.isomorphisms
     def scaled(index: str) -> str:  # a weight's place in the array: its record's first float
@@ -262,7 +263,7 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
               '    """',
               "    u = np.float32(alpha_split * (target - plain_value_of(w, x, r)))"]
     if short:
-        return "\n".join(lines[:-1] + _short_update(groups))
+        return "\n".join(lines[:-1] + _short_update(groups, shared))
     if tc:
         lines.append("    au = abs(u)")
         if tracked:
@@ -288,22 +289,32 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
     return "\n".join(lines)
 
 
-def _short_update(groups: list[list[int]]) -> list[str]:
-    """update_of's body for 16-bit weights (see _feature_functions): whole steps, each weight's rounded at random."""
+def _short_update(groups: list[list[int]], shared: bool = False) -> list[str]:
+    """update_of's body for 16-bit weights (see _feature_functions): whole steps, each weight's rounded at random.
+
+    ``shared``: threads write one table. An update of a fraction of a step leaves many of its weights as they were,
+    and writing such a weight back would still take its cache line from the other threads' caches: the store of a
+    weight that does not change goes instead to the thread's spare weight (``dirty[1]``, an index in the unused
+    gap after the first table, a cache line of its own per thread; td2048.rng.rounding_states), and writes 0
+    there. Chosen without a branch (a branch per weight mispredicts); one thread keeps the plain store, whose
+    address does not wait for the weight's load."""
     lines = ["    q = alpha_split * (target - plain_value_of(w, x, r)) / WEIGHT_STEP",
              "    q = min(max(q, -2.0 * WEIGHT_LIMIT), 2.0 * WEIGHT_LIMIT)",
              "    fixed = np.int64(np.floor(q * 4294967296.0))  # in 2**-32 steps",
              f"    z = dirty[0] * U64({ROUNDING_LCG[0]}) + U64({ROUNDING_LCG[1]})  # the update's random word",
              "    dirty[0] = z",
+             *(["    spare = dirty[1]  # the thread's spare weight (see above)"] if shared else []),
              "    u = np.int64(z >> U64(32))  # its high half: uniform in [0, 2**32)"]
     f = 0
     for k, group in enumerate(groups):
         lines.append(f"    s{k} = 0")
         for feature in group:
             # weight f's draw: u + f x (the golden ratio's fraction), mod 1: each uniform, and spread evenly
-            lines += [f"    i = x[r, {feature}]", f"    d = (fixed + ((u + {rounding_offset(f)}) & 0xFFFFFFFF)) >> 32",
-                      "    v = min(max(np.int64(w[i]) + d, -WEIGHT_LIMIT), WEIGHT_LIMIT)", "    w[i] = v",
-                      f"    s{k} += v"]
+            lines += [f"    i = x[r, {feature}]", f"    d = (fixed + ((u + {rounding_offset(f)}) & 0xFFFFFFFF)) >> 32"]
+            lines += ["    old = np.int64(w[i])", "    v = min(max(old + d, -WEIGHT_LIMIT), WEIGHT_LIMIT)",
+                      "    changed = v != old", "    w[i if changed else spare] = v if changed else 0"] if shared \
+                else ["    v = min(max(np.int64(w[i]) + d, -WEIGHT_LIMIT), WEIGHT_LIMIT)", "    w[i] = v"]
+            lines.append(f"    s{k} += v")
             f += 1
     lines.append("    return np.float64(" + " + ".join(f"s{k}" for k in range(len(groups))) + ") * WEIGHT_STEP")
     return lines
@@ -431,7 +442,7 @@ def enter_stage(w, dirty, b):
 
 def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False, state_values: bool = False,
                     tc: bool = False, records: bool = False, expected: bool = False, pext: bool = False,
-                    gather: bool = False, short: bool = False) -> str:
+                    gather: bool = False, short: bool = False, shared: bool = False) -> str:
     """Complete module source: network-specific header, then the shared episode, distillation and search kernels.
 
     The header's fixed parts (the board's helpers, ``downgraded``, the expectation functions of
@@ -455,11 +466,14 @@ def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False
     for a CPU that gathers fast (:func:`td2048.intrinsics.fast_gather`); the same values bit for bit.
     ``short``: 16-bit weights, whole numbers of ``td2048.spec.WEIGHT_STEP`` (TD on afterstate values: not with
     TC, records, tracking or state values).
+    ``shared``: for threads that write one table (16-bit weights on a network with gaps between its tables: else
+    the same source); an update writes back only the weights it changes (see _short_update).
     """
     records = records and tc and not tracked
     if short and (tc or records or tracked or state_values):
         raise ValueError("16-bit weights are for TD on afterstate values, without TC, records or tracking")
     gather = gather and not short  # (gathers of 16-bit weights: not written)
+    shared = shared and short and spec.stagger > 0
     # The header names only what the code depends on, so that networks that compile to the same code
     # share one module: not the network's name ("2x4" is "0123,4567"), nor its game (the row table is
     # an argument), and on 5-bit cells a clamp at 15 is the 16**n tables'.
@@ -471,7 +485,7 @@ def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False
         + (" on records" if records else "") + (", expected targets" if expected else "") \
         + (", tuples read by pext" if pext and "pext(" in "".join(index_code(spec, wide, pext)[1]) else "") \
         + (", weights gathered" if gathers(spec, gather) else "") \
-        + (", 16-bit weights" if short else "")
+        + (", 16-bit weights" if short else "") + (", threads on one table" if shared else "")
     board = "" if spec.board.full else f" on the {spec.board} board (cells of the 4x4 frame)"
     what = f"tuples {cells}{board}, {spec.isomorphisms} isomorphisms{variant}"
     header = f'''"""td2048 kernels for networks of {what}.
@@ -509,7 +523,7 @@ WEIGHT_LIMIT = {WEIGHT_LIMIT}
 {_shape_constants(spec.board, wide)}
 
 
-{_feature_functions(spec, tracked, wide, tc, records, pext, gather, short)}
+{_feature_functions(spec, tracked, wide, tc, records, pext, gather, short, shared)}
 
 
 {_stage_functions(spec, tracked, tc, records)}
