@@ -114,7 +114,6 @@ def kernels_for(spec, tracked: bool = False, wide: bool = False, state_values: b
         When no directory for the generated modules is writable.
     """
     records = records and tc and not tracked
-    shared = shared and short and spec.stagger > 0
     variant = (spec, tracked, wide, state_values, tc, records, expected, short, shared, fast_pext(), fast_gather())
     if variant in _by_variant:  # generating the source to hash it takes milliseconds: callers ask per move
         return _by_variant[variant]
