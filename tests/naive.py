@@ -167,7 +167,15 @@ def tuple_index(grid, cells) -> int:
 
 
 def network_value(tables: list[np.ndarray], tuples, grid, isomorphic_boards) -> float:
-    return sum(float(tables[t][tuple_index(b, cells)]) for b in isomorphic_boards for t, cells in enumerate(tuples))
+    """V as afterstate kernels add float32 weights: each symmetric board's in float32, tuple by tuple, then the
+    boards' sums in float64."""
+    total = 0.0
+    for b in isomorphic_boards:
+        part = np.float32(0.0)
+        for t, cells in enumerate(tuples):
+            part = np.float32(part + np.float32(tables[t][tuple_index(b, cells)]))
+        total += float(part)
+    return total
 
 
 def short_td_update(weights: list[int], indices: list[int], target: float, alpha_split: float, step: float,

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 from commands import assert_one_line_error, td2048
-from naive import expected_target, symmetries, to_grid, tuple_index
+from naive import expected_target, network_value, symmetries, to_grid
 
 from td2048 import TrainSettings, train
 from td2048.games.shape import BoardShape
@@ -41,7 +41,7 @@ def test_the_kernels_expected_target_is_the_mean_over_new_tiles_of_the_best_move
     cells = [list(t) for t in spec.tuples]
 
     def value(grid):
-        return sum(float(tables[t][tuple_index(b, c)]) for b in symmetries(grid) for t, c in enumerate(cells))
+        return network_value(tables, cells, grid, symmetries(grid))
 
     for _ in range(25):
         after = random_afterstate(rng, shape.rows, shape.cols)

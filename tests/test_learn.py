@@ -22,7 +22,11 @@ SMALL = "2x4"
 
 
 class ReferenceLearner:
-    """TD(0) on afterstates written out in plain Python, float32 weights, the kernels' summation order."""
+    """TD(0) on afterstates written out in plain Python, float32 weights, the kernels' summation order: each
+    symmetric board's weights in float32 (``board_sum``; state values' kernels: in float64), the boards' sums in
+    float64."""
+
+    board_sum = np.float32  # the type a board's weights are added in
 
     def __init__(self, net: Network, rng_state: np.ndarray, alpha: float):
         self.w = net.weights.copy()
@@ -41,21 +45,21 @@ class ReferenceLearner:
     def value(self, board):
         total = 0.0
         for group in self.indices(board):
-            s = float(self.w[group[0]])
+            s = self.board_sum(self.w[group[0]])
             for i in group[1:]:
-                s += float(self.w[i])
-            total += s
+                s = self.board_sum(s + self.board_sum(self.w[i]))
+            total += float(s)
         return total
 
     def td_update(self, board, target):
         u = np.float32(self.alpha_split * (target - self.value(board)))
         total = 0.0
         for group in self.indices(board):
-            s = 0.0
+            s = self.board_sum(0.0)
             for i in group:
                 self.add(i, u)
-                s += float(self.w[i])
-            total += s
+                s = self.board_sum(s + self.board_sum(self.w[i]))  # the weight read again after its add
+            total += float(s)
         return total
 
     def add(self, i, u):

@@ -208,8 +208,8 @@ def test_four_isomorphisms_are_the_rotations(board):
     values = [net.value(s) for s in rotations]
     assert max(values) - min(values) < 1e-9 * max(1.0, abs(values[0]))
     one = random_network(SMALL, iso=1)
-    assert one.value(board) == pytest.approx(sum(float(t[i]) for t, i in zip(one.tables(), (
-        tuple_index(to_grid(board), c) for c in one.spec.tuples))), rel=1e-9)
+    grid = to_grid(board)
+    assert one.value(board) == pytest.approx(network_value(one.tables(), one.spec.tuples, grid, [grid]), rel=1e-9)
 
 
 def test_td_update_moves_each_feature_by_the_split_alpha():

@@ -71,7 +71,10 @@ class StateReference(ReferenceLearner):
 
     The expectation is summed as the kernels sum it (the afterstate's features once, then per empty
     cell the changes of the features that cover it), so that near-ties go the same way; that this
-    sum is the expectation is checked above against evaluating every new tile's board whole."""
+    sum is the expectation is checked above against evaluating every new tile's board whole. Every weight is
+    added in float64 (state values' kernels: see td2048.kernels.codegen)."""
+
+    board_sum = float
 
     def expectation(self, after):
         base_indices = [i for group in self.indices(after) for i in group]

@@ -125,12 +125,13 @@ def fast_pext() -> bool:
 
 
 @functools.cache
-def gathered_value(n_tuples: int, lanes: int):
+def gathered_value(n_tuples: int, lanes: int, narrow: bool = True):
     """An intrinsic ``(w, x, r) -> float64``: the sum of the weights ``w[x[r, f]]`` of a row whose ``lanes``
     symmetric boards' indices of tuple t sit at ``x[r, t * lanes : (t + 1) * lanes]``.
 
-    Each board's sum is its tuples' weights added in tuple order, in float64, and the boards' sums are added
-    in board order: what ``np.float64(w[a]) + w[b] + ...`` per board, then ``s0 + s1 + ...``, gives, bit for bit.
+    Each board's sum is its tuples' weights added in tuple order, in the weights' own type (``narrow``; else in
+    float64), and the boards' sums are added in float64, in board order: what ``np.float64(w[a] + w[b] + ...)``
+    (else ``np.float64(w[a]) + w[b] + ...``) per board, then ``s0 + s1 + ...``, gives, bit for bit.
     One gather per tuple reads its weights on every board. Compiles only for a CPU with AVX2 (callers check
     :func:`fast_gather`); ``w`` a C-contiguous float array, ``x`` a C-contiguous uint64 matrix.
 
@@ -140,6 +141,8 @@ def gathered_value(n_tuples: int, lanes: int):
         Tuples in a row.
     lanes : int
         Symmetric boards in a row (the vector's width).
+    narrow : bool
+        Float weights: each board's sum in their type (float32), not in float64.
     """
     @intrinsic
     def gathered(typingctx, w, x, r):
@@ -172,8 +175,11 @@ def gathered_value(n_tuples: int, lanes: int):
                 address = builder.add(base, builder.mul(index, ir.Constant(indices, [ir.Constant(i64, size)] * lanes)))
                 values = builder.call(gather, [builder.inttoptr(address, pointers), ir.Constant(i32, size), every,
                                                ir.Constant(vector, ir.Undefined)])
-                values = builder.fpext(values, wide) if isinstance(element, ir.FloatType) else values
+                if isinstance(element, ir.FloatType) and not narrow:
+                    values = builder.fpext(values, wide)
                 total = values if total is None else builder.fadd(total, values)
+            if isinstance(element, ir.FloatType) and narrow:  # each board's float32 sum, then float64
+                total = builder.fpext(total, wide)
             value = builder.extract_element(total, ir.Constant(i32, 0))
             for k in range(1, lanes):
                 value = builder.fadd(value, builder.extract_element(total, ir.Constant(i32, k)))

@@ -174,7 +174,8 @@ def gathers(spec: NetworkSpec, gather: bool) -> bool:
 
 
 def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = False, records: bool = False,
-                       pext: bool = False, gather: bool = False, short: bool = False, shared: bool = False) -> str:
+                       pext: bool = False, gather: bool = False, short: bool = False, shared: bool = False,
+                       state_values: bool = False) -> str:
     """Source of the functions on a board's feature indices: a row ``x`` of N_FEATURES flat indices.
 
     A move writes each candidate afterstate's indices once into a row of a scratch array
@@ -184,7 +185,12 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
     cost as many loads again), reads its value from them
     (``value_of``) and, for the move it makes, updates the weights from the same row
     (``update_of``). The sums go in a fixed order, isomorphism by isomorphism, so results are
-    the same bit for bit however a value is reached. (Rows of an array, not tuples: Numba
+    the same bit for bit however a value is reached: float32 weights are added in float32 within a
+    symmetric board, tuple by tuple, and the boards' sums in float64 (a conversion a board rather than
+    a weight: faster, and TDL2048+ sums in float32 throughout), except with ``state_values``, whose
+    expectation over new tiles adds each tile's changes to the afterstate's sum (expected_value_of),
+    the same as evaluating each board whole only where the sums are exact: there every weight is
+    added in float64. (Rows of an array, not tuples: Numba
     compiles 32-wide tuples passed between inlined functions several times slower.)
 
     These four are the largest functions of a network's kernels, and are inlined by LLVM
@@ -203,6 +209,7 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
     update leaves as it was is not written back (its store goes to the thread's spare weight, ``dirty[1]``).
     """
     n_tuples, n_iso = len(spec.tuples), spec.isomorphisms
+    narrow = not short and not state_values  # float32 weights summed in float32 within a board (see above)
     def scaled(index: str) -> str:  # a weight's place in the array: its record's first float
         return f"U64({RECORD}) * ({index})" if records else index
 
@@ -237,13 +244,16 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
         prefetch_tc = ["    acc = aux[0]", prefetch_tc[0], prefetch_tc[1].replace("(aux,", "(acc,")]
     lines += prefetch_tc if tc and not records else ["    return"]
     if gathers(spec, gather):  # one gather a tuple: the same sums in the same order
-        lines += ["", "", f"gathered = gathered_value({n_tuples}, {n_iso})"]
+        lines += ["", "", f"gathered = gathered_value({n_tuples}, {n_iso}, {narrow})"]
     lines += ["", "", "@njit(forceinline=True)", "def plain_value_of(w, x, r):",
               '    """V from the feature indices: the sum of their weights, symmetric board by symmetric board."""']
     load = "np.int64(w[x[r, {}]])" if short else "w[x[r, {}]]"  # 16-bit weights: exact integer sums
     for k, group in enumerate(groups):
-        first = load.format(group[0]) if short else f"np.float64(w[x[r, {group[0]}]])"
-        lines.append(f"    s{k} = {first}" + "".join(" + " + load.format(f) for f in group[1:]))
+        if narrow:  # a board's float32 weights added in float32: one conversion a board
+            lines.append(f"    s{k} = np.float64(" + " + ".join(load.format(f) for f in group) + ")")
+        else:
+            first = load.format(group[0]) if short else f"np.float64({load.format(group[0])})"
+            lines.append(f"    s{k} = {first}" + "".join(" + " + load.format(f) for f in group[1:]))
     total = " + ".join(f"s{k}" for k in range(n_iso))
     lines += [f"    return np.float64({total}) * WEIGHT_STEP" if short else f"    return {total}", "", ""]
     lines += ["@njit(forceinline=True)", "def value_of(w, x, r):",
@@ -269,7 +279,7 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
         if tracked:
             lines += ["    flags = dirty[1]", "    dirty = dirty[0]"]
     for k, group in enumerate(groups):
-        lines.append(f"    s{k} = 0.0")
+        lines.append(f"    s{k} = np.float32(0.0)" if narrow else f"    s{k} = 0.0")
         for f in group:
             if records:  # the weight, then E and A in the next two floats: one cache line
                 lines += [f"    i = x[r, {f}]", "    w[i] += u * (abs(w[i + U64(1)]) / w[i + U64(2)])",
@@ -285,7 +295,7 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
                 flag = "    flags[i >> U64(CHUNK_SHIFT)] = U8(1)"
             for f in group:
                 lines += [f"    i = x[r, {f}]", flag]
-    lines.append("    return " + " + ".join(f"s{k}" for k in range(n_iso)))
+    lines.append("    return " + " + ".join(f"np.float64(s{k})" if narrow else f"s{k}" for k in range(n_iso)))
     return "\n".join(lines)
 
 
@@ -523,7 +533,7 @@ WEIGHT_LIMIT = {WEIGHT_LIMIT}
 {_shape_constants(spec.board, wide)}
 
 
-{_feature_functions(spec, tracked, wide, tc, records, pext, gather, short, shared)}
+{_feature_functions(spec, tracked, wide, tc, records, pext, gather, short, shared, state_values)}
 
 
 {_stage_functions(spec, tracked, tc, records)}
