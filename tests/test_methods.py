@@ -31,7 +31,10 @@ STAGES = "64"
 
 
 class TCReference(ReferenceLearner):
-    """Temporal coherence written out: each weight moves by u |E| / A, then E += u, A += |u|."""
+    """Temporal coherence written out: each weight moves by u |E| / A, then E += u, A += |u|. Every weight is
+    added in float64 (TC's kernels: see td2048.kernels.codegen)."""
+
+    board_sum = float
 
     def __init__(self, net, rng_state, alpha):
         super().__init__(net, rng_state, alpha)

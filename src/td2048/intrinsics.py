@@ -125,7 +125,7 @@ def fast_pext() -> bool:
 
 
 @functools.cache
-def gathered_value(n_tuples: int, lanes: int, narrow: bool = True):
+def gathered_value(n_tuples: int, lanes: int, narrow: bool = False):
     """An intrinsic ``(w, x, r) -> float64``: the sum of the weights ``w[x[r, f]]`` of a row whose ``lanes``
     symmetric boards' indices of tuple t sit at ``x[r, t * lanes : (t + 1) * lanes]``.
 

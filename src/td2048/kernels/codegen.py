@@ -189,8 +189,8 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
     symmetric board, tuple by tuple, and the boards' sums in float64 (a conversion a board rather than
     a weight: faster, and TDL2048+ sums in float32 throughout), except with ``state_values``, whose
     expectation over new tiles adds each tile's changes to the afterstate's sum (expected_value_of),
-    the same as evaluating each board whole only where the sums are exact: there every weight is
-    added in float64. (Rows of an array, not tuples: Numba
+    the same as evaluating each board whole only where the sums are exact, and with ``tc``, whose
+    recipe was measured with float64 sums: there every weight is added in float64. (Rows of an array, not tuples: Numba
     compiles 32-wide tuples passed between inlined functions several times slower.)
 
     These four are the largest functions of a network's kernels, and are inlined by LLVM
@@ -209,7 +209,7 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
     update leaves as it was is not written back (its store goes to the thread's spare weight, ``dirty[1]``).
     """
     n_tuples, n_iso = len(spec.tuples), spec.isomorphisms
-    narrow = not short and not state_values  # float32 weights summed in float32 within a board (see above)
+    narrow = not (short or state_values or tc)  # float32 weights summed in float32 within a board (see above)
     def scaled(index: str) -> str:  # a weight's place in the array: its record's first float
         return f"U64({RECORD}) * ({index})" if records else index
 
@@ -244,7 +244,7 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
         prefetch_tc = ["    acc = aux[0]", prefetch_tc[0], prefetch_tc[1].replace("(aux,", "(acc,")]
     lines += prefetch_tc if tc and not records else ["    return"]
     if gathers(spec, gather):  # one gather a tuple: the same sums in the same order
-        lines += ["", "", f"gathered = gathered_value({n_tuples}, {n_iso}, {narrow})"]
+        lines += ["", "", f"gathered = gathered_value({n_tuples}, {n_iso}{', True' if narrow else ''})"]
     lines += ["", "", "@njit(forceinline=True)", "def plain_value_of(w, x, r):",
               '    """V from the feature indices: the sum of their weights, symmetric board by symmetric board."""']
     load = "np.int64(w[x[r, {}]])" if short else "w[x[r, {}]]"  # 16-bit weights: exact integer sums
