@@ -185,13 +185,15 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
     cost as many loads again), reads its value from them
     (``value_of``) and, for the move it makes, updates the weights from the same row
     (``update_of``). The sums go in a fixed order, isomorphism by isomorphism, so results are
-    the same bit for bit however a value is reached: float32 weights are added in float32 within a
-    symmetric board, tuple by tuple, and the boards' sums in float64 (a conversion a board rather than
-    a weight: faster, and TDL2048+ sums in float32 throughout), except with ``state_values``, whose
-    expectation over new tiles adds each tile's changes to the afterstate's sum (expected_value_of),
-    the same as evaluating each board whole only where the sums are exact, and with ``tc``, whose
-    recipe was measured with float64 sums: there every weight is added in float64. (Rows of an array, not tuples: Numba
+    the same bit for bit however a value is reached. (Rows of an array, not tuples: Numba
     compiles 32-wide tuples passed between inlined functions several times slower.)
+
+    Float32 weights are added in float32 within a symmetric board, tuple by tuple, and the boards'
+    sums in float64: a conversion a board rather than a weight (TDL2048+ adds in float32 throughout).
+    Except with ``state_values``, whose expectation over new tiles adds each tile's changes to the
+    afterstate's sum (expected_value_of), the same as evaluating each board whole only where the sums
+    are exact, and with ``tc``, whose recipe was measured with float64 sums: there every weight is
+    added in float64.
 
     These four are the largest functions of a network's kernels, and are inlined by LLVM
     (``forceinline``: compiled once, each call site then inlined as machine code) rather than by
