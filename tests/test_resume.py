@@ -11,6 +11,7 @@ import pytest
 from commands import start_td2048, td2048
 
 from td2048.io.model import load_model
+from td2048.io.rundir import read_log
 
 TRAIN = ["train", "--network", "2x4", "--block", "100", "--seed", "3",
          "--snapshot-every", "1000"]
@@ -35,7 +36,8 @@ def wait_for(condition, timeout=120.0):
 
 
 def logged_episodes(run):
-    return [json.loads(line)["episodes"] for line in (run / "log.jsonl").read_text().splitlines()]
+    # read_log: a run still training may be halfway through writing its last line when it is read
+    return [block["episodes"] for block in read_log(run / "log.jsonl")]
 
 
 def assert_complete(run, episodes):
