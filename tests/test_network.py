@@ -9,11 +9,11 @@ from naive import all_symmetries, from_grid, network_value, repeated_tuples, to_
 from td2048.errors import TD2048Error
 from td2048.games.bitboard import symmetric_boards
 from td2048.games.shape import BoardShape
-from td2048.intrinsics import fast_gather, fast_pext, has_avx2, has_pext
+from td2048.intrinsics import fast_gather, fast_pext, fast_vector_indices, has_avx2, has_pext
 from td2048.kernels import load_generated
 from td2048.kernels.codegen import generate_source
 from td2048.network import Network, parse_network
-from td2048.spec import BOARD_PRESETS, PRESETS, TABLE_STAGGER, NetworkSpec, parse_size, tuple_runs
+from td2048.spec import BOARD_PRESETS, PRESETS, TABLE_STAGGER, NetworkSpec, parse_size, parse_stages, tuple_runs
 
 boards = st.integers(min_value=0, max_value=2**64 - 1)
 SMALL = "0123,4567,012,0145,37b,c8"  # small tables, unusual shapes (runs, gaps, descending)
@@ -182,6 +182,36 @@ def test_gathered_values_and_updates_are_the_plain_ones_bit_for_bit(gather_kerne
         assert after[0] == after[1] and np.array_equal(weights, copy)
 
 
+@pytest.fixture(scope="module")
+def vector_index_kernels():
+    """Kernels whose feature indices are computed by the scalar code and in vectors: tuples of several runs on 8 and
+    4 symmetric boards, two stages on TC's records, and boards smaller than the frame, square and not."""
+    cases = [(parse_network("012456,45689a,01259a,0145,37b,c8"), {}),
+             (parse_network("0123,4567,0145", isomorphisms=4, stages=parse_stages("1024")),
+              {"tc": True, "records": True}),
+             (parse_network("2x6", board="3x3"), {}), (parse_network("2x3", board="2x3"), {}),
+             (parse_network("2x4", board="4x3"), {}), (parse_network("2x4", board="3x4"), {})]
+    return [(spec, [load_generated(f"td2048_test_vector_{number}_{int(vector)}",
+                                   generate_source(spec, vector=vector, **options)) for vector in (False, True)])
+            for number, (spec, options) in enumerate(cases)]
+
+
+@pytest.mark.skipif(not has_avx2(), reason="the CPU compiled for has no AVX2")
+@settings(max_examples=150)
+@given(boards)
+def test_indices_in_vectors_are_the_scalar_code_s(vector_index_kernels, board):
+    for spec, (scalar, vector) in vector_index_kernels:
+        assert "indices in vectors" in vector.__doc__ and "indices in vectors" not in scalar.__doc__
+        on_board = np.uint64(board & sum(0xF << (4 * c) for c in spec.board.frame_cells))
+        weights = np.zeros(spec.n_weights, np.float32)
+        rows = np.zeros((4, spec.n_features), np.uint64)
+        scalar.index_row(on_board, rows, np.int64(0))
+        vector.index_row(on_board, rows, np.int64(1))
+        scalar.asked_indices(weights, on_board, rows, np.int64(2))
+        vector.asked_indices(weights, on_board, rows, np.int64(3))
+        assert all(rows[k].tolist() == rows[0].tolist() for k in (1, 2, 3)), spec.board
+
+
 def test_pext_is_written_only_for_ascending_tuples_of_several_runs():
     source = generate_source(parse_network("012456,012345,6510"), pext=True)
     assert "pext(lo, U64_fff0fff)" in source  # 012456: two runs, ascending
@@ -229,7 +259,8 @@ def test_td_update_moves_each_feature_by_the_split_alpha():
 
 
 @pytest.mark.parametrize("variable, use, has", [("TD2048_PEXT", fast_pext, has_pext),
-                                                ("TD2048_GATHER", fast_gather, has_avx2)])
+                                                ("TD2048_GATHER", fast_gather, has_avx2),
+                                                ("TD2048_VECTOR_INDICES", fast_vector_indices, has_avx2)])
 def test_instructions_are_turned_off_and_on_by_the_environment(monkeypatch, variable, use, has):
     monkeypatch.setenv(variable, "0")
     use.cache_clear()

@@ -9,6 +9,11 @@ indices).
 ``pdep(x, mask)`` (its inverse) deposits the low bits of ``x`` at the set bits of ``mask``: ``pdep(1 << k, m)`` is
 the k-th lowest set bit of ``m``, where a new tile lands (:func:`td2048.games.bitboard.nth_flag_shift`).
 
+``symmetric_indices(...)`` computes a board's feature indices on its symmetric boards in vector registers: the
+board's 16 codes spread into 16 bytes, each symmetric board one byte shuffle of them (``vpshufb``), and each
+tuple's indices on every board a few vector shifts and masks, stored into the row with one vector store. The
+generated kernels use it where :func:`fast_vector_indices` says so (the same rows as the scalar code).
+
 ``gathered_value(n_tuples, lanes)`` sums a row of feature weights with one vector gather per tuple (AVX2's and
 AVX-512's ``vgather``): the row holds each tuple's indices on the ``lanes`` symmetric boards side by side, so
 one gather reads a tuple's weights on every board, and the boards' sums are added in the same order as the
@@ -27,6 +32,9 @@ from numba.extending import intrinsic
 
 # CPUs with BMI2 whose pext is microcode (AMD Zen 1 and 2: tens of cycles, slower than shifts and masks)
 _SLOW_PEXT_CPUS = ("znver1", "znver2", "bdver4", "excavator")
+# CPUs (LLVM's names) where feature indices computed in vectors were measured to beat the scalar code (the speed
+# page has the figures); elsewhere the scalar code, the safe guess
+_FAST_VECTOR_INDEX_CPUS = ("rocketlake",)
 # CPUs (LLVM's names) whose gathers were measured to beat scalar loads in the kernels (the speed page has the
 # figures); elsewhere scalar loads, which won on the other CPU measured
 _FAST_GATHER_CPUS = ("emeraldrapids",)
@@ -204,3 +212,115 @@ def fast_gather() -> bool:
     bool
     """
     return _use("TD2048_GATHER", has_avx2(), lambda cpu: cpu in _FAST_GATHER_CPUS)
+
+
+@functools.cache
+def fast_vector_indices() -> bool:
+    """Whether the kernels compute feature indices in vector registers (:func:`symmetric_indices`) on this machine.
+
+    True where the CPU that Numba compiles for is the host's, has AVX2, and is one where they were measured to
+    beat the scalar code (an Intel Xeon that LLVM names ``rocketlake``); elsewhere the scalar code, unmeasured
+    there. ``TD2048_VECTOR_INDICES=1`` turns them on wherever the CPU has AVX2 (``0``: off), for comparing the two
+    forms on one machine.
+
+    Returns
+    -------
+    bool
+    """
+    return _use("TD2048_VECTOR_INDICES", has_avx2(), lambda cpu: cpu in _FAST_VECTOR_INDEX_CPUS)
+
+
+@functools.cache
+def symmetric_indices(sources: tuple[tuple[int, ...], ...], runs: tuple[tuple[tuple[int, int, int], ...], ...],
+                      offsets: tuple[int, ...], scale: int = 1, locality: int = -1):
+    """An intrinsic ``(w, b, x, r, base) -> none``: the feature indices of board b on its symmetric boards, computed
+    in vectors, written into row r of x tuple-major (tuple t's index on symmetric board k at ``x[r, t * n + k]``),
+    and with ``locality`` 2 or 3 each index's line of ``w`` asked for (``llvm.prefetch``: into L2, or every level).
+
+    Symmetric board k holds in cell c the code of b's cell ``sources[k][c]`` (-1: an empty cell). Tuple t's index on
+    a board is ``scale * (base + offsets[t] + sum of ((board >> shift) & mask) << place)`` over its ``runs[t]``
+    (:func:`td2048.spec.tuple_runs`): what the scalar code writes, bit for bit. The board's 16 codes are spread into
+    a 16-byte vector, each symmetric board is one byte shuffle of it (the n boards side by side, ``vpshufb`` on
+    AVX-512, two or four shuffles on AVX2), packed back into 64-bit lanes, and each tuple's n indices are one
+    shift and mask per run of its cells; the n indices of a tuple are one vector store. 4-bit cells only; ``x`` a
+    C-contiguous uint64 matrix, ``w`` any C-contiguous array (unread when ``locality`` is -1).
+
+    Parameters
+    ----------
+    sources : tuple of tuple of int
+        Per symmetric board, per frame cell (16), the cell of b whose code it holds, or -1.
+    runs : tuple of tuple of (int, int, int)
+        Per tuple, its runs of consecutive cells: (bit shift in the board, mask, bit place in the index).
+    offsets : tuple of int
+        Per tuple, its table's first index.
+    scale : int
+        A factor on every index (TC's records: the record's size in floats).
+    locality : int
+        -1: no prefetch; 2: each weight's line asked for into L2 (``prefetcht1``); 3: into L1.
+    """
+    n = len(sources)
+
+    @intrinsic
+    def indices(typingctx, w, b, x, r, base):
+        if not (isinstance(w, types.Array) and isinstance(x, types.Array) and isinstance(b, types.Integer)
+                and isinstance(base, types.Integer) and x.ndim == 2 and x.layout == "C"):
+            return None
+
+        def codegen(context, builder, signature, args):
+            i8, i16, i32, i64 = ir.IntType(8), ir.IntType(16), ir.IntType(32), ir.IntType(64)
+            v16, lanes = ir.VectorType(i8, 16), ir.VectorType(i64, n)
+
+            def splat(value):
+                return ir.Constant(lanes, [ir.Constant(i64, value)] * n)
+
+            word = builder.insert_element(ir.Constant(ir.VectorType(i64, 2), None), args[1], ir.Constant(i32, 0))
+            packed = builder.bitcast(word, v16)  # byte j: cells 2j (low nibble) and 2j + 1 (high)
+            low = builder.and_(packed, ir.Constant(v16, [0x0F] * 16))
+            high = builder.lshr(packed, ir.Constant(v16, [4] * 16))
+            codes = builder.shuffle_vector(low, high, ir.Constant(ir.VectorType(i32, 16),
+                                                                  [i for j in range(8) for i in (j, 16 + j)]))
+            empty = ir.Constant(v16, [0] * 16)
+
+            def cells(parity):  # the codes of every symmetric board's even (or odd) cells, board after board
+                picks = [16 if sources[k][2 * j + parity] < 0 else sources[k][2 * j + parity]
+                         for k in range(n) for j in range(8)]
+                return builder.shuffle_vector(codes, empty, ir.Constant(ir.VectorType(i32, 8 * n), picks))
+
+            odd = ir.VectorType(i16, 4 * n)  # codes < 16: a 16-bit shift moves each into its byte's high nibble
+            odd = builder.bitcast(builder.shl(builder.bitcast(cells(1), odd), ir.Constant(odd, [4] * (4 * n))),
+                                  ir.VectorType(i8, 8 * n))
+            boards = builder.bitcast(builder.or_(cells(0), odd), lanes)
+            first = builder.insert_element(ir.Constant(lanes, None), context.cast(builder, args[4], signature.args[4],
+                                                                                 types.uint64), ir.Constant(i32, 0))
+            bases = builder.shuffle_vector(first, ir.Constant(lanes, None), ir.Constant(ir.VectorType(i32, n), [0] * n))
+            weights = context.make_array(signature.args[0])(context, builder, args[0])
+            rows = context.make_array(signature.args[2])(context, builder, args[2])
+            row = builder.mul(context.cast(builder, args[3], signature.args[3], types.int64),
+                              ir.Constant(i64, len(runs) * n))
+            if locality >= 0:
+                prefetch = cgutils.get_or_insert_function(
+                    builder.module, ir.FunctionType(ir.VoidType(), [weights.data.type, i32, i32, i32]),
+                    "llvm.prefetch.p0")
+            for t, tuple_runs in enumerate(runs):
+                index = None
+                for shift, mask, place in tuple_runs:
+                    moved = shift - place
+                    part = builder.lshr(boards, splat(moved)) if moved > 0 else \
+                        builder.shl(boards, splat(-moved)) if moved < 0 else boards
+                    part = builder.and_(part, splat(mask << place))
+                    index = part if index is None else builder.or_(index, part)
+                index = builder.add(builder.add(index, splat(offsets[t])), bases)
+                if scale != 1:
+                    index = builder.mul(index, splat(scale))
+                at = builder.gep(rows.data, [builder.add(row, ir.Constant(i64, t * n))])
+                builder.store(index, builder.bitcast(at, lanes.as_pointer()), align=8)
+                if locality >= 0:
+                    for k in range(n):
+                        line = builder.gep(weights.data, [builder.extract_element(index, ir.Constant(i32, k))])
+                        builder.call(prefetch, [line, ir.Constant(i32, 0), ir.Constant(i32, locality),
+                                                ir.Constant(i32, 1)])
+            return context.get_dummy_value()
+
+        return types.none(w, b, x, r, base), codegen
+
+    return indices

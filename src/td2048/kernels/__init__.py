@@ -39,7 +39,7 @@ import tempfile
 from pathlib import Path
 from types import ModuleType
 
-from td2048.intrinsics import fast_gather, fast_pext
+from td2048.intrinsics import fast_gather, fast_pext, fast_vector_indices
 from td2048.kernels.codegen import generate_source
 
 _loaded: dict[str, ModuleType] = {}
@@ -114,11 +114,12 @@ def kernels_for(spec, tracked: bool = False, wide: bool = False, state_values: b
         When no directory for the generated modules is writable.
     """
     records = records and tc and not tracked
-    variant = (spec, tracked, wide, state_values, tc, records, expected, short, shared, fast_pext(), fast_gather())
+    variant = (spec, tracked, wide, state_values, tc, records, expected, short, shared, fast_pext(), fast_gather(),
+               fast_vector_indices())
     if variant in _by_variant:  # generating the source to hash it takes milliseconds: callers ask per move
         return _by_variant[variant]
-    source = generate_source(spec, tracked, wide, state_values, tc, records, expected, pext=variant[-2],
-                             gather=variant[-1], short=short, shared=shared)
+    source = generate_source(spec, tracked, wide, state_values, tc, records, expected, pext=variant[-3],
+                             gather=variant[-2], short=short, shared=shared, vector=variant[-1])
     digest = hashlib.sha256(source.encode()).hexdigest()[:20]
     if digest in _loaded:
         _by_variant[variant] = _loaded[digest]

@@ -167,6 +167,24 @@ def feature_column(spec: NetworkSpec, k: int, t: int) -> int:
     return t * spec.isomorphisms + k
 
 
+def vectors(spec: NetworkSpec, wide: bool, vector: bool) -> bool:
+    """Whether a network's kernels compute its feature indices in vector registers: asked for (``vector``), 4 or 8
+    symmetric boards, 4-bit cells and 16**n tables (:func:`td2048.intrinsics.symmetric_indices`)."""
+    return vector and spec.isomorphisms >= 4 and not wide and spec.clamp is None
+
+
+def symmetric_sources(board: BoardShape, n_iso: int) -> tuple[tuple[int, ...], ...]:
+    """``[k][c]``: the cell of a board whose code frame cell c of its k-th symmetric board holds (-1: none, a cell
+    off the board), for the first ``n_iso`` symmetric boards in the kernels' order."""
+    sources = []
+    for lands in symmetric_cells(board)[:n_iso]:
+        source = [-1] * 16
+        for c in board.frame_cells:
+            source[lands[c]] = c
+        sources.append(tuple(source))
+    return tuple(sources)
+
+
 def gathers(spec: NetworkSpec, gather: bool) -> bool:
     """Whether a network's kernels read its weights by vector gathers: asked for (``gather``), and 4 or 8
     symmetric boards to gather over."""
@@ -175,7 +193,7 @@ def gathers(spec: NetworkSpec, gather: bool) -> bool:
 
 def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = False, records: bool = False,
                        pext: bool = False, gather: bool = False, short: bool = False, shared: bool = False,
-                       state_values: bool = False) -> str:
+                       state_values: bool = False, vector: bool = False) -> str:
     """Source of the functions on a board's feature indices: a row ``x`` of N_FEATURES flat indices.
 
     A move writes each candidate afterstate's indices once into a row of a scratch array
@@ -218,6 +236,12 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
     groups = [[feature_column(spec, k, t) for t in range(n_tuples)] for k in range(n_iso)]
     prefetch = "prefetch_far" if spec.nbytes >= FAR_PREFETCH_BYTES else "prefetch_read"
     lines = []
+    if vectors(spec, wide, vector):  # the same rows, computed in vector registers (td2048.intrinsics)
+        arguments = (symmetric_sources(spec.board, n_iso), tuple(tuple(tuple_runs(c)) for c in spec.frame_tuples),
+                     tuple(spec.table_offsets), RECORD if records else 1)
+        locality = 2 if prefetch == "prefetch_far" else 3  # as prefetch_far and prefetch_read ask
+        lines += [f"SYMMETRIC_INDICES = symmetric_indices{(*arguments, -1)!r}",
+                  f"ASKED_SYMMETRIC_INDICES = symmetric_indices{(*arguments, locality)!r}", "", ""]
     for asked in (False, True):  # feature_indices, and asked_indices: the same indices, each line asked for
         lines += ["@njit(forceinline=True)", "def asked_indices(w, b, out, r):" if asked else
                   "def feature_indices(b, out, r):",
@@ -225,6 +249,14 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
                   '    see td2048.kernels.codegen.feature_column)' + (
                       ', and ask for the cache line of each weight of ``w``\n    as soon as its index is known'
                       ' (no second pass reads the row back for it)."""' if asked else '."""')]
+        if vectors(spec, wide, vector):
+            base = "U64(0)"
+            if spec.stages:  # every index of a board goes to its stage's tables
+                lines.append("    so = U64(STAGE_WEIGHTS) * U64(stage_of(b))")
+                base = "so"
+            lines += [f"    ASKED_SYMMETRIC_INDICES(w, b, out, r, {base})" if asked else
+                      f"    SYMMETRIC_INDICES(out, b, out, r, {base})", "", ""]
+            continue
         if n_iso > 1:
             lines += symmetry_setup(spec.board)
         reads, indices = index_code(spec, wide, pext)
@@ -454,7 +486,7 @@ def enter_stage(w, dirty, b):
 
 def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False, state_values: bool = False,
                     tc: bool = False, records: bool = False, expected: bool = False, pext: bool = False,
-                    gather: bool = False, short: bool = False, shared: bool = False) -> str:
+                    gather: bool = False, short: bool = False, shared: bool = False, vector: bool = False) -> str:
     """Complete module source: network-specific header, then the shared episode, distillation and search kernels.
 
     The header's fixed parts (the board's helpers, ``downgraded``, the expectation functions of
@@ -476,6 +508,8 @@ def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False
     that has it fast (:func:`td2048.intrinsics.fast_pext`).
     ``gather``: a row's weights are read with one vector gather per tuple (networks of 4 or 8 isomorphisms),
     for a CPU that gathers fast (:func:`td2048.intrinsics.fast_gather`); the same values bit for bit.
+    ``vector``: feature indices are computed in vector registers (:func:`vectors`: 4-bit cells, 16**n tables, 4 or 8
+    isomorphisms), for a CPU where that is fast (:func:`td2048.intrinsics.fast_vector_indices`); the same rows.
     ``short``: 16-bit weights, whole numbers of ``td2048.spec.WEIGHT_STEP`` (TD on afterstate values: not with
     TC, records, tracking or state values).
     ``shared``: for threads that write one table (16-bit weights on a network with gaps between its tables: else
@@ -495,7 +529,8 @@ def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False
         + (", tracking changed regions" if tracked else "") + (", state values" if state_values else "") \
         + (f", {spec.n_stages} stages {list(spec.stages)}" if spec.stages else "") + (", TC updates" if tc else "") \
         + (" on records" if records else "") + (", expected targets" if expected else "") \
-        + (", tuples read by pext" if pext and "pext(" in "".join(index_code(spec, wide, pext)[1]) else "") \
+        + (", indices in vectors" if vectors(spec, wide, vector) else ", tuples read by pext"
+           if pext and "pext(" in "".join(index_code(spec, wide, pext)[1]) else "") \
         + (", weights gathered" if gathers(spec, gather) else "") \
         + (", 16-bit weights" if short else "") + (", threads on one table" if shared else "")
     board = "" if spec.board.full else f" on the {spec.board} board (cells of the 4x4 frame)"
@@ -510,7 +545,7 @@ import numpy as np
 
 from td2048.config import njit
 from td2048.games.keys import canon4, canon5, indexed_position
-from td2048.intrinsics import gathered_value, pext
+from td2048.intrinsics import gathered_value, pext, symmetric_indices
 from td2048.kernels.merge import CHUNK_SHIFT, DIRTY_SHIFT, NO_TRACKING, prefetch_far, prefetch_read
 from td2048.kernels.params import {", ".join(POSITIONS)}
 from td2048.rng import below, uniform
@@ -535,7 +570,7 @@ WEIGHT_LIMIT = {WEIGHT_LIMIT}
 {_shape_constants(spec.board, wide)}
 
 
-{_feature_functions(spec, tracked, wide, tc, records, pext, gather, short, shared, state_values)}
+{_feature_functions(spec, tracked, wide, tc, records, pext, gather, short, shared, state_values, vector)}
 
 
 {_stage_functions(spec, tracked, tc, records)}
