@@ -249,19 +249,17 @@ def _feature_functions(spec: NetworkSpec, tracked: bool, wide: bool, tc: bool = 
                   '    see td2048.kernels.codegen.feature_column)' + (
                       ', and ask for the cache line of each weight of ``w``\n    as soon as its index is known'
                       ' (no second pass reads the row back for it)."""' if asked else '."""')]
+        if spec.stages:  # every index of a board goes to its stage's tables
+            lines.append("    so = U64(STAGE_WEIGHTS) * U64(stage_of(b))")
         if vectors(spec, wide, vector):
-            base = "U64(0)"
-            if spec.stages:  # every index of a board goes to its stage's tables
-                lines.append("    so = U64(STAGE_WEIGHTS) * U64(stage_of(b))")
-                base = "so"
+            base = "so" if spec.stages else "U64(0)"
             lines += [f"    ASKED_SYMMETRIC_INDICES(w, b, out, r, {base})" if asked else
                       f"    SYMMETRIC_INDICES(out, b, out, r, {base})", "", ""]
             continue
         if n_iso > 1:
             lines += symmetry_setup(spec.board)
         reads, indices = index_code(spec, wide, pext)
-        if spec.stages:  # every index of a board goes to its stage's tables
-            lines.append("    so = U64(STAGE_WEIGHTS) * U64(stage_of(b))")
+        if spec.stages:
             indices = [f"so + {index}" for index in indices]
         # written out: an inlined call per board compiles slowly
         for k, expr in enumerate(symmetry_expressions(spec.board)[:n_iso]):
