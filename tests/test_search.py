@@ -161,6 +161,52 @@ def test_depth_1_plays_the_greedy_games():
     assert greedy.moves == sum(moves) and greedy.avg == np.mean(scores)
 
 
+def greedy_blocks(net, table, starts, per_call):
+    """Play the games of ``starts`` with the greedy kernel, ``per_call`` games a call at most, as Agent does: each
+    game's (score, moves, largest code), or where the kernel handed it off ("handed", board, score, moves); the
+    random state after the last game; and the games started."""
+    kernels, games = net.kernels, []
+    rng, counters = np.zeros(4, np.uint64), np.zeros(16, np.int64)
+    handoff = (np.zeros((2, 1), np.uint64), np.zeros(2, np.int64))
+    while len(games) < len(starts):
+        block = starts[len(games):len(games) + per_call]
+        out = tuple(np.zeros(len(block), np.int64) for _ in range(3))
+        played, handed = kernels.greedy_block(table, net.weights, rng, block, counters, out, handoff)
+        games += [(int(out[0][e]), int(out[2][e]), int(out[1][e])) for e in range(played)]
+        if handed:
+            games.append(("handed", int(handoff[0][0, 0]), int(handoff[1][0]), int(handoff[1][1])))
+    return games, rng, counters[net.kernels.TT_GAME]
+
+
+@pytest.mark.parametrize("network, in_flight", [(SMALL, 2), ("0123,4567,012,0145,37b,c8", 1)])  # 16, 48 features
+def test_games_in_flight_are_the_games_one_after_another(network, in_flight):
+    net = random_weights(Network(parse_network(network)), 4)
+    assert net.kernels.GAMES_IN_FLIGHT == in_flight
+    starts = game_rng_states(5, 0, 40)
+    together, rng, _ = greedy_blocks(net, net.row_table(), starts, 40)
+    one_by_one, last, _ = greedy_blocks(net, net.row_table(), starts, 1)
+    assert together == one_by_one and rng.tolist() == last.tolist()
+    assert len(set(together)) > 30
+
+
+def test_games_in_flight_hand_off_in_order():
+    """A row table rigged so that a slide of any row holding a 128 leaves two 32768 tiles: most games hand off, in
+    flight beside earlier and later games; the kernel hands each off after every game before it (a later game in
+    flight is played again), as one game after the other does."""
+    net = random_weights(Network(parse_network(SMALL)), 4)
+    table = net.row_table().copy()
+    rows = np.arange(len(table), dtype=np.uint64)
+    holds_a_128 = np.zeros(len(table), bool)
+    for cell in range(4):
+        holds_a_128 |= ((rows >> np.uint64(4 * cell)) & np.uint64(15)) == 7
+    table[holds_a_128] = (table[holds_a_128] & np.uint64(0xFFFFFFFF00000000)) | np.uint64(0x00FF | (0xFF00 << 16))
+    starts = game_rng_states(6, 0, 40)
+    together, rng, started = greedy_blocks(net, table, starts, 40)
+    one_by_one, last, _ = greedy_blocks(net, table, starts, 1)
+    assert together == one_by_one and rng.tolist() == last.tolist()
+    assert 10 < sum(game[0] == "handed" for game in together) < 40 and started > 40  # some played again
+
+
 @settings(max_examples=8)
 @given(codes=boards.filter(lambda c: c.count(0) <= 6), limit=st.lists(st.integers(1, 3), min_size=1, max_size=17))
 def test_depth_limits_cap_the_depth_by_empty_cells(network, codes, limit):

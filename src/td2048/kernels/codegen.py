@@ -185,6 +185,16 @@ def symmetric_sources(board: BoardShape, n_iso: int) -> tuple[tuple[int, ...], .
     return tuple(sources)
 
 
+IN_FLIGHT_FEATURES = 40  # two greedy games at a time up to this many features a board (the speed page's figures)
+
+
+def games_in_flight(spec: NetworkSpec) -> int:
+    """Greedy games a thread plays at a time (``greedy_block``): 2 on networks of at most IN_FLIGHT_FEATURES
+    features a board, where each game's weights come while the other game computes; 1 on larger ones, where two
+    games' weights crowd each other out of the caches and play slower than one."""
+    return 2 if spec.n_features <= IN_FLIGHT_FEATURES else 1
+
+
 def gathers(spec: NetworkSpec, gather: bool) -> bool:
     """Whether a network's kernels read its weights by vector gathers: asked for (``gather``), and 4 or 8
     symmetric boards to gather over."""
@@ -484,7 +494,8 @@ def enter_stage(w, dirty, b):
 
 def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False, state_values: bool = False,
                     tc: bool = False, records: bool = False, expected: bool = False, pext: bool = False,
-                    gather: bool = False, short: bool = False, shared: bool = False, vector: bool = False) -> str:
+                    gather: bool = False, short: bool = False, shared: bool = False, vector: bool = False,
+                    in_flight: int | None = None) -> str:
     """Complete module source: network-specific header, then the shared episode, distillation and search kernels.
 
     The header's fixed parts (the board's helpers, ``downgraded``, the expectation functions of
@@ -508,6 +519,7 @@ def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False
     for a CPU that gathers fast (:func:`td2048.intrinsics.fast_gather`); the same values bit for bit.
     ``vector``: feature indices are computed in vector registers (:func:`vectors`: 4-bit cells, 16**n tables, 4 or 8
     isomorphisms), for a CPU where that is fast (:func:`td2048.intrinsics.fast_vector_indices`); the same rows.
+    ``in_flight``: greedy games played at a time on a thread (1 or 2; None: :func:`games_in_flight`); the same games.
     ``short``: 16-bit weights, whole numbers of ``td2048.spec.WEIGHT_STEP`` (TD on afterstate values: not with
     TC, records, tracking or state values).
     ``shared``: for threads that write one table (16-bit weights on a network with gaps between its tables: else
@@ -556,6 +568,7 @@ N_FEATURES = {spec.n_features}
 WIDE = {wide}
 STATE_VALUES = {state_values}
 EXPECTED_TARGET = {expected}
+GAMES_IN_FLIGHT = {games_in_flight(spec) if in_flight is None else in_flight}
 TRACKED = {tracked}
 TC = {tc}
 RECORD = {RECORD}

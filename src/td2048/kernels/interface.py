@@ -28,6 +28,8 @@ STATE_VALUES = False
 """Whether V values states (after the new tile, ``--method state``), not afterstates."""
 EXPECTED_TARGET = False
 """Whether learning moves V toward expected targets (``--target expected``)."""
+GAMES_IN_FLIGHT = 2
+"""Greedy games played at a time on one thread (1 or 2; :func:`td2048.kernels.codegen.games_in_flight`)."""
 TRACKED = False
 """Whether updates flag the weight regions they change (multi-thread training; :mod:`td2048.kernels.merge`)."""
 TC = False

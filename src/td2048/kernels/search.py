@@ -38,9 +38,10 @@ points, times the table's chance of building it. The greedy choices of the last 
 import numpy as np
 
 from td2048.config import njit
-from td2048.kernels.episode import best_move, hand_off, scratch, store_result
+from td2048.kernels.episode import ask_for_candidates, best_candidate, best_move, hand_off, scratch, store_result
 from td2048.kernels.interface import (
     CELLS,
+    GAMES_IN_FLIGHT,
     N_FEATURES,
     STATE_VALUES,
     VERTICAL,
@@ -371,15 +372,64 @@ def start_game(rng, starts, e, counters):
 
 @njit
 def greedy_block(table, w, rng, starts, counters, out, handoff):
-    """search_block at depth 1 without a downgrade (see greedy_play_from)."""
-    for e in range(out[0].shape[0]):
-        start_game(rng, starts, e, counters)
-        score, steps, final, handed = greedy_play_from(table, w, rng, new_game(rng, CELLS), np.int64(0), np.int64(0))
-        if handed:
-            hand_off(handoff, final, score, steps)
-            return e, True
-        store_result(out, e, score, steps, final)
-    return out[0].shape[0], False
+    """search_block at depth 1 without a downgrade (see greedy_play_from), GAMES_IN_FLIGHT games at a time.
+
+    With two games in flight, games e and e + 1 move in turn: each round both games move on the candidates
+    asked for in the round before, and then both ask for their next candidates' weights, so that each game's
+    weights come while the other game computes (one game alone waits for them). Each game has its own random
+    state (``starts[e]``): the same games, moves and results as one game after the other. A game that reaches
+    what these kernels cannot play is handed off once every game before it is finished (a game after it that
+    is in flight is dropped, and played again from its start by the next call); ``rng`` then holds the
+    handed-off game's random state, as after one game after the other.
+    """
+    n = out[0].shape[0]
+    rngs = np.empty((2, 4), np.uint64)
+    boards = np.zeros((2, 2), np.uint64)
+    scores = np.zeros(2, np.int64)
+    steps = np.zeros(2, np.int64)
+    games = np.full(2, -1, np.int64)  # the game in each slot, -1: none
+    works = (scratch(), scratch())
+    following = 0  # the next game to start
+    while True:
+        for s in range(GAMES_IN_FLIGHT):  # each game moves on the candidates asked for; a free slot starts one
+            board = load_board(boards, s)
+            if games[s] >= 0:
+                d, after, r, _ = best_candidate(w, board, works[s], 0)
+                if d < 0:
+                    store_result(out, games[s], scores[s], steps[s], board)
+                    if games[s] == n - 1:
+                        rng[:] = rngs[s]
+                    games[s] = -1
+                else:
+                    scores[s] += r
+                    steps[s] += 1
+                    board = spawn_tile(after, rngs[s], CELLS)
+            if games[s] < 0:
+                if following >= n:
+                    continue
+                start_game(rngs[s], starts, following, counters)
+                games[s], scores[s], steps[s] = following, 0, 0
+                following += 1
+                board = new_game(rngs[s], CELLS)
+            if needs_wide(board):  # handed off, once the game in flight before it is finished
+                other = 1 - s
+                if 0 <= games[other] < games[s]:
+                    score, moves, final, handed = greedy_play_from(table, w, rngs[other], load_board(boards, other),
+                                                                    scores[other], steps[other])
+                    if handed:
+                        hand_off(handoff, final, score, moves)
+                        rng[:] = rngs[other]
+                        return games[other], True
+                    store_result(out, games[other], score, moves, final)
+                hand_off(handoff, board, scores[s], steps[s])
+                rng[:] = rngs[s]
+                return games[s], True
+            store_board(boards, s, board)
+        if games[0] < 0 and games[1] < 0:
+            return n, False
+        for s in range(GAMES_IN_FLIGHT):  # then every game's candidates, their weights asked for
+            if games[s] >= 0:
+                ask_for_candidates(table, w, load_board(boards, s), works[s], 0)
 
 
 @njit
