@@ -167,7 +167,7 @@ def greedy_blocks(net, table, starts, per_call):
     random state after the last game; and the games started."""
     kernels, games = net.kernels, []
     rng, counters = np.zeros(4, np.uint64), np.zeros(16, np.int64)
-    handoff = (np.zeros((2, 1), np.uint64), np.zeros(2, np.int64))
+    handoff = (np.zeros((2, 2), np.uint64), np.zeros(2, np.int64))
     while len(games) < len(starts):
         block = starts[len(games):len(games) + per_call]
         out = tuple(np.zeros(len(block), np.int64) for _ in range(3))
@@ -178,10 +178,18 @@ def greedy_blocks(net, table, starts, per_call):
     return games, rng, counters[net.kernels.TT_GAME]
 
 
-@pytest.mark.parametrize("network, in_flight", [(SMALL, 2), ("0123,4567,012,0145,37b,c8", 1)])  # 16, 48 features
-def test_games_in_flight_are_the_games_one_after_another(network, in_flight):
-    net = random_weights(Network(parse_network(network)), 4)
-    assert net.kernels.GAMES_IN_FLIGHT == in_flight
+def test_games_in_flight_are_the_games_one_after_another(network):
+    assert network.kernels.GAMES_IN_FLIGHT == 2  # 16 or 8 features a board
+    the_same_games_together_and_one_by_one(network)
+
+
+def test_a_network_of_over_40_features_plays_one_game_at_a_time():
+    net = random_weights(Network(parse_network("0123,4567,012,0145,37b,c8")), 4)  # 48 features
+    assert net.kernels.GAMES_IN_FLIGHT == 1
+    the_same_games_together_and_one_by_one(net)
+
+
+def the_same_games_together_and_one_by_one(net):
     starts = game_rng_states(5, 0, 40)
     together, rng, _ = greedy_blocks(net, net.row_table(), starts, 40)
     one_by_one, last, _ = greedy_blocks(net, net.row_table(), starts, 1)
