@@ -111,9 +111,22 @@ def scratch():
 def best_move(table, w, board, work):
     """The legal move with the largest r + V(afterstate) (with state values r + E[V(next state)]):
     (direction or -1, afterstate, r, V or E[V]). ``work``: from scratch()."""
-    bank = np.int64(0)
-    ask_for_candidates(table, w, board, work, bank)
-    return best_candidate(w, board, work, bank)
+    ask_for_best_move(table, w, board, work)
+    return best_move_asked(w, board, work)
+
+
+@njit(forceinline=True)
+def ask_for_best_move(table, w, board, work):
+    """best_move's first half: its candidates, their weights asked for (ask_for_candidates, bank 0). Compiled
+    once and inlined by LLVM where it is called (as is best_move_asked), so that greedy play's games in flight
+    (td2048.kernels.search.greedy_block) compile no second copy of the candidates' code."""
+    ask_for_candidates(table, w, board, work, np.int64(0))
+
+
+@njit(forceinline=True)
+def best_move_asked(w, board, work):
+    """best_move's second half: its answer from the candidates ask_for_best_move left in ``work``."""
+    return best_candidate(w, board, work, np.int64(0))
 
 
 @njit(inline='always')

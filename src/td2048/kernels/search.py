@@ -38,7 +38,7 @@ points, times the table's chance of building it. The greedy choices of the last 
 import numpy as np
 
 from td2048.config import njit
-from td2048.kernels.episode import ask_for_candidates, best_candidate, best_move, hand_off, scratch, store_result
+from td2048.kernels.episode import ask_for_best_move, best_move, best_move_asked, hand_off, scratch, store_result
 from td2048.kernels.interface import (
     CELLS,
     GAMES_IN_FLIGHT,
@@ -370,6 +370,13 @@ def start_game(rng, starts, e, counters):
     counters[TT_GAME] += 1
 
 
+@njit(inline='always')
+def copy_state(to, state):
+    """A game's random state (4 words) into ``to``."""
+    for k in range(4):
+        to[k] = state[k]
+
+
 @njit
 def greedy_block(table, w, rng, starts, counters, out, handoff):
     """search_block at depth 1 without a downgrade (see greedy_play_from), GAMES_IN_FLIGHT games at a time.
@@ -387,18 +394,20 @@ def greedy_block(table, w, rng, starts, counters, out, handoff):
     boards = np.zeros((2, 2), np.uint64)
     scores = np.zeros(2, np.int64)
     steps = np.zeros(2, np.int64)
-    games = np.full(2, -1, np.int64)  # the game in each slot, -1: none
+    games = np.empty(2, np.int64)  # the game in each slot, -1: none
+    games[0], games[1] = -1, -1
     works = (scratch(), scratch())
     following = 0  # the next game to start
+    slots = min(GAMES_IN_FLIGHT, n)  # (known only when run: LLVM then keeps one copy of the loop's body)
     while True:
-        for s in range(GAMES_IN_FLIGHT):  # each game moves on the candidates asked for; a free slot starts one
+        for s in range(slots):  # each game moves on the candidates asked for; a free slot starts one
             board = load_board(boards, s)
             if games[s] >= 0:
-                d, after, r, _ = best_candidate(w, board, works[s], 0)
+                d, after, r, _ = best_move_asked(w, board, works[s])
                 if d < 0:
                     store_result(out, games[s], scores[s], steps[s], board)
                     if games[s] == n - 1:
-                        rng[:] = rngs[s]
+                        copy_state(rng, rngs[s])
                     games[s] = -1
                 else:
                     scores[s] += r
@@ -418,18 +427,18 @@ def greedy_block(table, w, rng, starts, counters, out, handoff):
                                                                     scores[other], steps[other])
                     if handed:
                         hand_off(handoff, final, score, moves)
-                        rng[:] = rngs[other]
+                        copy_state(rng, rngs[other])
                         return games[other], True
                     store_result(out, games[other], score, moves, final)
                 hand_off(handoff, board, scores[s], steps[s])
-                rng[:] = rngs[s]
+                copy_state(rng, rngs[s])
                 return games[s], True
             store_board(boards, s, board)
         if games[0] < 0 and games[1] < 0:
             return n, False
-        for s in range(GAMES_IN_FLIGHT):  # then every game's candidates, their weights asked for
+        for s in range(slots):  # then every game's candidates, their weights asked for
             if games[s] >= 0:
-                ask_for_candidates(table, w, load_board(boards, s), works[s], 0)
+                ask_for_best_move(table, w, load_board(boards, s), works[s])
 
 
 @njit
