@@ -381,9 +381,9 @@ def copy_state(to, state):
 def greedy_block(table, w, rng, starts, counters, out, handoff):
     """search_block at depth 1 without a downgrade (see greedy_play_from), GAMES_IN_FLIGHT games at a time.
 
-    With two games in flight, games e and e + 1 move in turn: each round both games move on the candidates
-    asked for in the round before, and then both ask for their next candidates' weights, so that each game's
-    weights come while the other game computes (one game alone waits for them). Each game has its own random
+    With two games in flight, each round both games move, on the candidates asked for in the round before, and
+    then both ask for their next candidates' weights, so that each game's weights come while the other game
+    computes (one game alone waits for them); a game that ends makes way for the next. Each game has its own random
     state (``starts[e]``): the same games, moves and results as one game after the other. A game that reaches
     what these kernels cannot play is handed off once every game before it is finished (a game after it that
     is in flight is dropped, and played again from its start by the next call); ``rng`` then holds the
@@ -398,9 +398,8 @@ def greedy_block(table, w, rng, starts, counters, out, handoff):
     games[0], games[1] = -1, -1
     works = (scratch(), scratch())
     following = 0  # the next game to start
-    slots = min(GAMES_IN_FLIGHT, n)  # (known only when run: LLVM then keeps one copy of the loop's body)
     while True:
-        for s in range(slots):  # each game moves on the candidates asked for; a free slot starts one
+        for s in range(GAMES_IN_FLIGHT):  # each game moves on the candidates asked for; a free slot starts one
             board = load_board(boards, s)
             if games[s] >= 0:
                 d, after, r, _ = best_move_asked(w, board, works[s])
@@ -436,7 +435,7 @@ def greedy_block(table, w, rng, starts, counters, out, handoff):
             store_board(boards, s, board)
         if games[0] < 0 and games[1] < 0:
             return n, False
-        for s in range(slots):  # then every game's candidates, their weights asked for
+        for s in range(GAMES_IN_FLIGHT):  # then every game's candidates, their weights asked for
             if games[s] >= 0:
                 ask_for_best_move(table, w, load_board(boards, s), works[s])
 
