@@ -183,6 +183,15 @@ def test_games_in_flight_are_the_games_one_after_another(network):
     the_same_games_together_and_one_by_one(network)
 
 
+@settings(max_examples=5)
+@given(st.lists(boards, min_size=1, max_size=9))
+def test_a_batch_of_greedy_choices_is_each_board_s_own(network, batch):
+    packed = [board_of(network, codes) for codes in batch]
+    rows = np.array([list(b) if isinstance(b, tuple) else [b] for b in packed], np.uint64)
+    agent = Agent(network)
+    assert agent.choose(rows).tolist() == [int(agent.choose(rows[i:i + 1])[0]) for i in range(len(rows))]
+
+
 def test_a_network_of_over_40_features_plays_one_game_at_a_time():
     net = random_weights(Network(parse_network("0123,4567,012,0145,37b,c8")), 4)  # 48 features
     assert net.kernels.GAMES_IN_FLIGHT == 1

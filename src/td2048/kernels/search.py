@@ -455,9 +455,18 @@ def choose_moves(table, w, boards, depth, downgrade, tt, ttv, limits, counters, 
     each board searched with an empty transposition table (a new ``counters[TT_GAME]``): a board's move
     does not depend on the boards searched before it."""
     if depth <= 1 and downgrade == 0:  # greedy: each board's four afterstates read at once, as play does
-        greedy = scratch()
-        for i in range(moves.shape[0]):
-            moves[i] = best_move(table, w, load_board(boards, i), greedy)[0]
+        if GAMES_IN_FLIGHT == 1:
+            greedy = scratch()
+            for i in range(moves.shape[0]):
+                moves[i] = best_move(table, w, load_board(boards, i), greedy)[0]
+            return
+        works = (scratch(), scratch())  # as greedy_block's games in flight: the next board's weights asked for
+        for i in range(moves.shape[0]):  # before this one's are read
+            if i == 0:
+                ask_for_best_move(table, w, load_board(boards, 0), works[0])
+            if i + 1 < moves.shape[0]:
+                ask_for_best_move(table, w, load_board(boards, i + 1), works[(i + 1) % 2])
+            moves[i] = best_move_asked(w, load_board(boards, i), works[i % 2])[0]
         return
     work = search_scratch()
     values = np.empty(4)
