@@ -363,18 +363,17 @@ def search_finish(table, w, rng, depth, downgrade, tt, ttv, limits, counters, ha
 
 
 @njit(inline='always')
-def start_game(rng, starts, e, counters):
-    """Game e of a block: its random state from ``starts[e]``, and a table of its own (a new game number)."""
-    for k in range(4):
-        rng[k] = starts[e, k]
-    counters[TT_GAME] += 1
-
-
-@njit(inline='always')
 def copy_state(to, state):
     """A game's random state (4 words) into ``to``."""
     for k in range(4):
         to[k] = state[k]
+
+
+@njit(inline='always')
+def start_game(rng, starts, e, counters):
+    """Game e of a block: its random state from ``starts[e]``, and a table of its own (a new game number)."""
+    copy_state(rng, starts[e])
+    counters[TT_GAME] += 1
 
 
 @njit
@@ -461,9 +460,9 @@ def choose_moves(table, w, boards, depth, downgrade, tt, ttv, limits, counters, 
                 moves[i] = best_move(table, w, load_board(boards, i), greedy)[0]
             return
         works = (scratch(), scratch())  # as greedy_block's games in flight: the next board's weights asked for
-        for i in range(moves.shape[0]):  # before this one's are read
-            if i == 0:
-                ask_for_best_move(table, w, load_board(boards, 0), works[0])
+        if moves.shape[0] > 0:  # before this one's are read
+            ask_for_best_move(table, w, load_board(boards, 0), works[0])
+        for i in range(moves.shape[0]):
             if i + 1 < moves.shape[0]:
                 ask_for_best_move(table, w, load_board(boards, i + 1), works[(i + 1) % 2])
             moves[i] = best_move_asked(w, load_board(boards, i), works[i % 2])[0]
