@@ -304,7 +304,7 @@ class Learner:
                                exploration(options.explore), first, options.promote, options.restarts,
                                options.restart_code, options.teacher_moves, options.target == "expected-all",
                                options.teacher_loss, options.target == "ranked", options.endgame_starts,
-                               options.restart_beside, options.games_in_flight)
+                               options.restart_beside)
 
     def _path(self, thread: int) -> tuple[np.ndarray, np.ndarray]:
         """A thread's episode paths for the kernels, one per game in flight: (boards, (reward, updated V) per
@@ -365,11 +365,13 @@ class Learner:
         records = self._tc_records(accumulators) if tc and not tracked_tc else None
         if records is None:  # TD (or tracked TC) after TC: on the network's arrays again
             self._leave_records()
+        in_flight = options.games_in_flight or None  # None: the network's own
         if tc:
             kernels = self.network.kernels_for(tc=True, tracked=tracked_tc, records=records is not None,
-                                               expected=expected)
+                                               expected=expected, in_flight=in_flight)
         else:
-            kernels = self.network.kernels_for(tracked=tracked_td, expected=expected, shared=self.threads > 1)
+            kernels = self.network.kernels_for(tracked=tracked_td, expected=expected, shared=self.threads > 1,
+                                               in_flight=in_flight)
         tracked = copies or tracked_tc or tracked_td  # the kernels flag what they change
         if not (tracked_tc or tracked_td):
             self.unflagged = True
@@ -390,7 +392,7 @@ class Learner:
             self.network.weights[:] = self._copies[0]
             self._dirty = np.zeros((self.threads, dirty_size(self.network.weights.size)), np.uint8)
         if copies:
-            kernels = self.network.kernels_for(tracked=True, expected=expected)
+            kernels = self.network.kernels_for(tracked=True, expected=expected, in_flight=in_flight)
 
         self._endgame_counts[:] = 0
         # 16-bit weights: ``dirty`` is each thread's random word for rounding updates (td2048.kernels.codegen)
