@@ -57,7 +57,7 @@ def test_training_games_in_flight_hand_off_each_at_its_place(monkeypatch):
     net = Network(parse_network("2x4"))
     learner = Learner(net, seed=3)
     learner._table = rigged_row_table(net)
-    kernels = net.kernels_for(in_flight=2)  # the learner's kernels for two games at a time
+    kernels = net.kernels
     handed = []
     run_block = kernels.run_block
 

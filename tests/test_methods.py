@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 from commands import assert_one_line_error, td2048
-from test_learn import SMALL, ReferenceLearner
+from test_learn import SMALL, ReferenceLearner, in_flight
 
 from td2048.config import DEFAULT_MEMORY_LIMIT
 from td2048.games.bitboard import max_code
@@ -189,8 +189,8 @@ def test_tc_episodes_equal_the_reference_bit_for_bit(mode):
     learner.run(10, 1.0, LearningOptions(update=mode), tc=True)  # accumulators no longer fresh
     learner.merge()  # TC learns on records: into the network's arrays, where the reference starts
     reference = StagedTCReference(net, learner.rng_state, 1.0)
-    block = learner.run(3, 1.0, LearningOptions(update=mode), tc=True)
-    assert reference.games(3, mode) == list(zip(block.scores, block.moves))
+    block = learner.run(3, 1.0, LearningOptions(update=mode, games_in_flight=2), tc=True)
+    assert reference.games(3, mode, slots=in_flight(mode)) == list(zip(block.scores, block.moves))
     learner.merge()  # TC learned on records: into the network's arrays
     np.testing.assert_array_equal(reference.w, net.weights)
     np.testing.assert_array_equal(reference.acc, net.accumulators)
@@ -243,7 +243,7 @@ def test_multistage_episodes_equal_the_reference_bit_for_bit(mode, promote):
     reference = StagedReference(net, learner.rng_state, 0.1, promote)
     block = learner.run(6, 0.1, LearningOptions(update=mode, promote=promote, games_in_flight=2))
     assert max(block.max_codes) >= 6  # the episodes reach stage 1
-    assert reference.games(6, mode, slots=2) == list(zip(block.scores, block.moves))
+    assert reference.games(6, mode, slots=in_flight(mode)) == list(zip(block.scores, block.moves))
     np.testing.assert_array_equal(reference.w, net.weights)
     assert net.weights[spec.stage_markers + 1] == (1.0 if promote else 0.0)
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from naive import from_grid, move, to_grid
-from test_learn import SMALL, ReferenceLearner
+from test_learn import SMALL, ReferenceLearner, in_flight
 from test_wide_training import FIB_CLAMP, FIB_NETWORK
 
 from td2048.games.game2048 import P_FOUR
@@ -149,7 +149,7 @@ def test_compiled_state_episodes_equal_the_reference_bit_for_bit(mode, lam, nste
     reference = StateReference(net, learner.rng_state, alpha=0.1)
     block = learner.run(3, 0.1, LearningOptions(update=mode, lam=lam, nstep=nstep, explore=explore, games_in_flight=2))
     epsilon = 0.3 if explore != "none" else 0.0
-    played = reference.games(3, mode, lam, nstep, epsilon, slots=2)
+    played = reference.games(3, mode, lam, nstep, epsilon, slots=in_flight(mode))
     assert played == list(zip(block.scores, block.moves))
     np.testing.assert_array_equal(reference.w, net.weights)
     assert np.array_equal(reference.rng, learner.rng_state)

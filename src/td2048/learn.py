@@ -304,7 +304,7 @@ class Learner:
                                exploration(options.explore), first, options.promote, options.restarts,
                                options.restart_code, options.teacher_moves, options.target == "expected-all",
                                options.teacher_loss, options.target == "ranked", options.endgame_starts,
-                               options.restart_beside)
+                               options.restart_beside, options.games_in_flight)
 
     def _path(self, thread: int) -> tuple[np.ndarray, np.ndarray]:
         """A thread's episode paths for the kernels, one per game in flight: (boards, (reward, updated V) per
@@ -365,13 +365,11 @@ class Learner:
         records = self._tc_records(accumulators) if tc and not tracked_tc else None
         if records is None:  # TD (or tracked TC) after TC: on the network's arrays again
             self._leave_records()
-        in_flight = options.games_in_flight or None  # None: the network's own
         if tc:
             kernels = self.network.kernels_for(tc=True, tracked=tracked_tc, records=records is not None,
-                                               expected=expected, in_flight=in_flight)
+                                               expected=expected)
         else:
-            kernels = self.network.kernels_for(tracked=tracked_td, expected=expected, shared=self.threads > 1,
-                                               in_flight=in_flight)
+            kernels = self.network.kernels_for(tracked=tracked_td, expected=expected, shared=self.threads > 1)
         tracked = copies or tracked_tc or tracked_td  # the kernels flag what they change
         if not (tracked_tc or tracked_td):
             self.unflagged = True
@@ -392,7 +390,7 @@ class Learner:
             self.network.weights[:] = self._copies[0]
             self._dirty = np.zeros((self.threads, dirty_size(self.network.weights.size)), np.uint8)
         if copies:
-            kernels = self.network.kernels_for(tracked=True, expected=expected, in_flight=in_flight)
+            kernels = self.network.kernels_for(tracked=True, expected=expected)
 
         self._endgame_counts[:] = 0
         # 16-bit weights: ``dirty`` is each thread's random word for rounding updates (td2048.kernels.codegen)

@@ -266,7 +266,7 @@ class Network:
         return wide_row_table(self.game, self.board) if wide else row_table(self.board)
 
     def kernels_for(self, tracked: bool = False, wide: bool | None = None, tc: bool = False, records: bool = False,
-                    expected: bool = False, shared: bool = False, in_flight: int | None = None):
+                    expected: bool = False, shared: bool = False):
         """This network's compiled kernels (see :func:`td2048.kernels.kernels_for`).
 
         Parameters
@@ -283,9 +283,6 @@ class Network:
             Learning by expected targets (see :func:`td2048.kernels.kernels_for`).
         shared : bool
             For threads that write one table (16-bit weights: see :func:`td2048.kernels.kernels_for`).
-        in_flight : int or None
-            Training games a thread plays at a time, 1 or 2; None: the network's own (see
-            :func:`td2048.kernels.kernels_for`).
 
         Returns
         -------
@@ -296,7 +293,7 @@ class Network:
 
         return kernels_for(self.spec, tracked=tracked, wide=self.wide if wide is None else wide,
                            state_values=self.state_values, tc=tc, records=records, expected=expected,
-                           short=self.weight_bits == 16, shared=shared, in_flight=in_flight)
+                           short=self.weight_bits == 16, shared=shared)
 
     def wide_kernels(self, tracked: bool = False, tc: bool = False, records: bool = False, expected: bool = False):
         """Kernels of this network on 5-bit cells: where a 4-bit episode goes on past two 32768 tiles.

@@ -94,8 +94,8 @@ class LearningOptions:
     endgame_starts: float = 0.0
     """With an endgame's table: the share of the episodes not restarted that start from its start, in [0, 1)."""
     games_in_flight: int = 0
-    """The training games a thread plays at a time, 1 or 2; 0: the network's own (two on 4x6 and 5x6 without TC,
-    :func:`td2048.kernels.codegen.training_games_in_flight`)."""
+    """Backward updates: the training games a thread plays at a time, 1 or 2; 0: the network's own (two on 4x6 and
+    5x6, :func:`td2048.kernels.codegen.training_games_in_flight`)."""
 
     def __post_init__(self) -> None:
         if not (isinstance(self.lam, (int, float)) and 0.0 <= self.lam <= 1.0):
@@ -200,9 +200,10 @@ class TrainSettings:
     restart_beside : int or None
         Restarts: the kept board is the first that also holds a second tile of at least this one; None: any.
     games_in_flight : int or None
-        Training games a thread plays at a time, 1 (one after the other, as a textbook loop does) or 2 (one game's
-        weights come while the other computes); None: the network's own (2 on networks of up to 40 features a
-        board whose weights pass 64 MiB, 4x6 and 5x6, without TC; 1 on the others).
+        Backward updates: training games a thread plays at a time, 1 (one after the other, as a textbook loop
+        does) or 2 (one game's weights come while the other computes); None: the network's own (2 on networks of up
+        to 40 features a board whose weights pass 64 MiB, 4x6 and 5x6; 1 on the others). Forward updates play one
+        at a time.
     workers : int
         Ray workers that learn at once, each on ``threads`` threads (``td2048 train --ray``); 0: this process.
     sync_every : float

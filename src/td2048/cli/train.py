@@ -125,9 +125,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="episodes played at once (default 1), with every method: faster, but not reproducible. "
                         "The threads write the weights (and TC's accumulators) themselves, without locks")
     p.add_argument("--games-in-flight", type=int, choices=(1, 2), default=None, metavar="{1,2}",
-                   help="training games each thread plays at a time: 1 (one after the other) or 2 (one game's "
-                        "weights come from memory while the other computes; the default on 4x6 and 5x6, whose "
-                        "weights wait on memory, without --tc)")
+                   help="backward updates: training games each thread plays at a time, 1 (one after the other) or 2 "
+                        "(one game's weights come from memory while the other computes; the default on 4x6 and 5x6, "
+                        "whose weights wait on memory). Forward updates play one at a time")
     p.add_argument("--merge-every", type=merge_seconds_arg, default=None, metavar="SECONDS",
                    help="with --threads, TD on copies: each thread learns on a copy of the weights, and the "
                         "copies are merged every SECONDS of training (default: no copies, one table; TC always "

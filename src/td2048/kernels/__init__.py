@@ -74,7 +74,7 @@ def _writable_dir() -> Path:
 
 def kernels_for(spec, tracked: bool = False, wide: bool = False, state_values: bool = False,
                 tc: bool = False, records: bool = False, expected: bool = False, short: bool = False,
-                shared: bool = False, in_flight: int | None = None) -> ModuleType:
+                shared: bool = False) -> ModuleType:
     """The compiled-kernel module of a network spec (generated and imported on first use).
 
     Parameters
@@ -102,9 +102,6 @@ def kernels_for(spec, tracked: bool = False, wide: bool = False, state_values: b
         For threads that write one table: with 16-bit weights on a network with gaps between its tables, an
         update writes back only the weights it changes (``dirty[1]``: the thread's spare weight,
         :meth:`td2048.spec.NetworkSpec.spare_weights`); elsewhere the same kernels.
-    in_flight : int or None
-        Training games a thread plays at a time (``run_block``), 1 or 2; None: the network's own
-        (:func:`td2048.kernels.codegen.training_games_in_flight`).
 
     Returns
     -------
@@ -117,13 +114,12 @@ def kernels_for(spec, tracked: bool = False, wide: bool = False, state_values: b
         When no directory for the generated modules is writable.
     """
     records = records and tc and not tracked
-    variant = (spec, tracked, wide, state_values, tc, records, expected, short, shared, in_flight, fast_pext(),
-               fast_gather(), fast_vector_indices())
+    variant = (spec, tracked, wide, state_values, tc, records, expected, short, shared, fast_pext(), fast_gather(),
+               fast_vector_indices())
     if variant in _by_variant:  # generating the source to hash it takes milliseconds: callers ask per move
         return _by_variant[variant]
     source = generate_source(spec, tracked, wide, state_values, tc, records, expected, pext=variant[-3],
-                             gather=variant[-2], short=short, shared=shared, vector=variant[-1],
-                             training_in_flight=in_flight)
+                             gather=variant[-2], short=short, shared=shared, vector=variant[-1])
     digest = hashlib.sha256(source.encode()).hexdigest()[:20]
     if digest in _loaded:
         _by_variant[variant] = _loaded[digest]

@@ -58,6 +58,7 @@ from td2048.kernels.params import (
     EXPLORE_EPISODES,
     EXPLORE_KIND,
     FIRST_EPISODE,
+    IN_FLIGHT,
     PROMOTE,
     RANK_MOVES,
     RESTART_BESIDE,
@@ -281,6 +282,17 @@ def begin_episode(table, rng, mode, params, pool, endgame, stop, out, given, han
 
 
 @njit(inline='always')
+def training_slots(mode, params, paths):
+    """Games a block plays at a time (play_games, 1 or 2): with backward updates params[IN_FLIGHT], or where it is
+    0 the network's TRAINING_GAMES_IN_FLIGHT, as many as ``paths`` hold; one with forward updates, which gained
+    nothing from a second game (the speed page has the figures)."""
+    if mode != BACKWARD:
+        return 1
+    asked = np.int64(params[IN_FLIGHT])
+    return min(TRAINING_GAMES_IN_FLIGHT if asked <= 0 else asked, MAX_GAMES_IN_FLIGHT, paths)
+
+
+@njit(inline='always')
 def slot_path(path_boards, path_steps, s, capacity):
     """Slot ``s``'s path, (boards, steps), in the slots' paths made one (play_games)."""
     return path_boards[s * capacity:(s + 1) * capacity], path_steps[s * capacity:(s + 1) * capacity]
@@ -301,14 +313,14 @@ def leave_game(handoff, j, counts, boards, s):
 
 @njit
 def play_games(table, w, dirty, rng, mode, params, paths, handoff, pool, stop, out, endgame, given):
-    """The episodes of a block, TRAINING_GAMES_IN_FLIGHT at a time (1 or 2), or one game from a given position.
+    """The episodes of a block, training_slots at a time (1 or 2), or one game from a given position.
 
     Each round every game in flight asks for its candidates' weights (ask_for_candidates), then every game
     moves on them, so that each game's weights come while the other game computes; a game over hands its slot
-    to the block's next game. The rest is one game's: a game played alone (a given position, or kernels of one game
-    at a time) plays, learns and draws as one game at a time does. Two games draw their tiles
-    from one random stream in turn, and each game's updates are made while the other plays on (backward: when it
-    ends): learning per episode is the same in distribution, not in its draws (the learning page compares them).
+    to the block's next game. The rest is one game's: a game played alone (forward updates, a given position,
+    networks of over 40 features) plays, learns and draws as one game at a time does. Two games draw their tiles
+    from one random stream in turn, and a game's backward updates are made when it ends, while the other plays
+    on: learning per episode is the same in distribution, not in its draws (the learning page compares them).
 
     ``params``: the learner's numbers (named in td2048.kernels.params); learns when mode is
     BACKWARD or FORWARD. ``paths`` = (boards, steps), a path per slot: BACKWARD keeps a game's afterstates in
@@ -338,7 +350,7 @@ def play_games(table, w, dirty, rng, mode, params, paths, handoff, pool, stop, o
     path_boards = paths[0].reshape((paths[0].shape[0] * capacity, paths[0].shape[2]))
     path_steps = paths[1].reshape((paths[1].shape[0] * capacity, 2))
     pool_boards, pool_state = pool
-    slots = 1 if given else min(TRAINING_GAMES_IN_FLIGHT, paths[0].shape[0])
+    slots = training_slots(mode, params, paths[0].shape[0]) if not given else 1
     works = (scratch(), scratch())  # MAX_GAMES_IN_FLIGHT of each
     counts = np.zeros((MAX_GAMES_IN_FLIGHT, 9), np.int64)
     reals = np.zeros((MAX_GAMES_IN_FLIGHT, 2))
@@ -350,17 +362,13 @@ def play_games(table, w, dirty, rng, mode, params, paths, handoff, pool, stop, o
     codes = np.zeros(16, np.int64)  # the table's view of a position (see endgame_choice)
     following = 0  # the next game to start
     handed = 0
-    for s in range(TRAINING_GAMES_IN_FLIGHT):  # (a constant: one game's loops compile as one game's)
-        if s >= slots:
-            break
+    for s in range(slots):
         begin_episode(table, rng, mode, params, pool, endgame, stop, out, given, handoff, s, following, counts, reals,
                       boards, works[s])
         following += counts[s, GAME] >= 0
     while True:
         playing = False
-        for s in range(TRAINING_GAMES_IN_FLIGHT):  # every game in flight: its candidates, their weights asked for
-            if s >= slots:
-                break
+        for s in range(slots):  # every game in flight: its candidates, their weights asked for
             if counts[s, GAME] < 0:
                 continue
             board = load_board(boards, 2 * s)
@@ -385,9 +393,7 @@ def play_games(table, w, dirty, rng, mode, params, paths, handoff, pool, stop, o
                 update_of(w, dirty, works[s][0], counts[s, PENDING_ROW], reals[s, PENDING_TARGET], alpha_split)
         if not playing:
             return following, handed
-        for s in range(TRAINING_GAMES_IN_FLIGHT):  # then every game moves
-            if s >= slots:
-                break
+        for s in range(slots):  # then every game moves
             if counts[s, GAME] < 0:
                 continue
             board = load_board(boards, 2 * s)
