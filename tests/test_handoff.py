@@ -11,7 +11,7 @@ from td2048.learn import Learner
 from td2048.network import Network, parse_network
 from td2048.play import Agent, evaluate
 from td2048.rng import make_rng_state
-from td2048.settings import LearningOptions, TrainSettings
+from td2048.settings import TrainSettings
 from td2048.training import train
 
 TWO_32768 = from_grid([[15, 15, 3, 1], [2, 4, 6, 8], [1, 3, 5, 7], [0, 0, 0, 0]])
@@ -38,39 +38,6 @@ def test_learning_goes_on_through_the_handoff():
     assert largest >= 16 and net.weights.any()
     # afterstates from before the hand-off (4-bit) and after it (5-bit) were all updated
     assert np.count_nonzero(net.weights) > 16 * moves // 4
-
-
-def rigged_row_table(net):
-    """The network's row table, rigged so that a slide of any row holding a 128 leaves two 32768 tiles."""
-    table = net.row_table().copy()
-    rows = np.arange(len(table), dtype=np.uint64)
-    holds_a_128 = np.zeros(len(table), bool)
-    for cell in range(4):
-        holds_a_128 |= ((rows >> np.uint64(4 * cell)) & np.uint64(15)) == 7
-    table[holds_a_128] = (table[holds_a_128] & np.uint64(0xFFFFFFFF00000000)) | np.uint64(0x00FF | (0xFF00 << 16))
-    return table
-
-
-def test_training_games_in_flight_hand_off_each_at_its_place(monkeypatch):
-    """Most games hand off to 5-bit cells on the rigged table, beside another game in flight, some blocks both of
-    their games: each is finished on the wide kernels at its own place in the block, every other game too."""
-    net = Network(parse_network("2x4"))
-    learner = Learner(net, seed=3)
-    learner._table = rigged_row_table(net)
-    kernels = net.kernels
-    handed = []
-    run_block = kernels.run_block
-
-    def counted(*args):
-        played, n = run_block(*args)
-        handed.append(n)
-        return played, n
-
-    monkeypatch.setattr(kernels, "run_block", counted)
-    block = learner.run(60, 0.1, LearningOptions(games_in_flight=2))
-    assert (block.moves > 0).all() and (block.scores > 0).all()  # every game finished, once
-    assert sum(handed) == (block.max_codes >= 16).sum() and 10 < sum(handed) < 60  # the handed ones merged on
-    assert 2 in handed  # both games in flight handed off
 
 
 def test_records_go_on_through_the_handoff():

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 from naive import from_grid, move, to_grid
 
-from td2048.errors import TD2048Error
 from td2048.games.bitboard import LOW_NIBBLES, symmetric_boards
 from td2048.games.game2048 import _py_spawn
 from td2048.kernels.codegen import generate_source
@@ -20,12 +19,6 @@ from td2048.training import train
 # seconds on a fresh machine, so the files share this one (tuples of several runs of cells are
 # checked in test_network.py).
 SMALL = "2x4"
-
-
-def in_flight(mode):
-    """Training games a block plays at a time when a test asks for two (``games_in_flight=2``): two with backward
-    updates, one with forward ones (td2048.kernels.episode.training_slots)."""
-    return 2 if mode == "backward" else 1
 
 
 class ReferenceLearner:
@@ -95,47 +88,10 @@ class ReferenceLearner:
         grid, reward = move(to_grid(board), legal[below(self.rng, len(legal))])
         return from_grid(grid), reward
 
-    def games(self, n, mode, lam=0.0, nstep=0, epsilon=0.0, slots=1):
-        """(score, moves) of ``n`` episodes played ``slots`` at a time, as run_block plays them: each round every game
-        in flight does its first half (playing's pauses), then every game its second half; a game over hands its
-        slot to the next episode, whose new tiles are drawn then."""
-        results, following = [None] * n, 0
-
-        def begin():
-            nonlocal following
-            if following >= n:
-                return None
-            following += 1
-            return following - 1, self.playing(self.spawn(self.spawn(0)), mode, lam, nstep, epsilon)
-
-        flight = [begin() for _ in range(slots)]
-        while any(flight):
-            for game in flight:
-                if game:
-                    next(game[1])
-            for s, game in enumerate(flight):
-                if game:
-                    try:
-                        next(game[1])
-                    except StopIteration as over:
-                        results[game[0]] = over.value
-                        flight[s] = begin()
-        return results
-
     def episode(self, mode, lam=0.0, nstep=0, epsilon=0.0):
-        """(score, moves) of one episode played alone."""
-        return self.games(1, mode, lam, nstep, epsilon)[0]
-
-    def playing(self, board, mode, lam=0.0, nstep=0, epsilon=0.0):
-        """One episode from ``board``, as a generator that pauses after each half of a move: the first half makes
-        forward TD's update of the afterstate before last, the second chooses and plays the move (see games);
-        returns (score, moves)."""
-        path, score, previous, pending = [], 0, None, None
+        board = self.spawn(self.spawn(0))
+        path, score, previous = [], 0, None
         while True:
-            if pending is not None:
-                self.td_update(*pending)
-                pending = None
-            yield
             best = self.greedy(board, self.value)
             if best is None:
                 break
@@ -146,12 +102,11 @@ class ReferenceLearner:
                     after, reward = explored, r
                     v = self.value(after) if mode == "forward" else v
             if mode == "forward" and previous is not None:
-                pending = (previous, reward + v)
+                self.td_update(previous, reward + v)
             path.append((after, reward))
             previous = after
             score += reward
             board = self.spawn(after)
-            yield
         if mode == "forward":
             self.td_update(previous, 0.0)
         else:
@@ -179,29 +134,12 @@ def test_compiled_episodes_equal_the_reference_bit_for_bit(mode, lam, nstep):
     learner = Learner(net, seed=11)
     learner.run(20, 0.1, LearningOptions(update=mode))  # start from weights that are no longer all zero
     reference = ReferenceLearner(net, learner.rng_state, alpha=0.1)
-    block = learner.run(5, 0.1, LearningOptions(update=mode, lam=lam, nstep=nstep, games_in_flight=2))
-    played = reference.games(5, mode, lam, nstep, slots=in_flight(mode))  # backward: moves and draws interleave
-    assert played == list(zip(block.scores, block.moves))
+    block = learner.run(3, 0.1, LearningOptions(update=mode, lam=lam, nstep=nstep))
+    for e in range(3):
+        score, moves = reference.episode(mode, lam, nstep)
+        assert (score, moves) == (block.scores[e], block.moves[e])
     np.testing.assert_array_equal(reference.w, net.weights)
     assert np.array_equal(reference.rng, learner.rng_state)
-
-
-def test_one_game_in_flight_is_the_textbook_order():
-    """games_in_flight=1: backward TD plays its episodes one after the other, each as the reference plays one."""
-    net = Network(parse_network(SMALL))
-    learner = Learner(net, seed=12)
-    reference = ReferenceLearner(net, learner.rng_state, alpha=0.1)
-    block = learner.run(4, 0.1, LearningOptions(games_in_flight=1))
-    assert [reference.episode("backward") for _ in range(4)] == list(zip(block.scores, block.moves))
-    np.testing.assert_array_equal(reference.w, net.weights)
-    with pytest.raises(TD2048Error, match="--games-in-flight must be 1 or 2"):
-        LearningOptions(games_in_flight=3)
-
-
-def test_two_training_games_in_flight_where_the_weights_wait_on_memory():
-    from td2048.kernels.codegen import training_games_in_flight
-
-    assert [training_games_in_flight(parse_network(n)) for n in ("4x6", "5x6", "8x6", "2x4", "4x5")] == [2, 2, 1, 1, 1]
 
 
 def test_same_seed_same_weights():
@@ -276,10 +214,9 @@ def test_exploration_equals_the_reference_bit_for_bit(mode, lam, nstep):
     learner = Learner(net, seed=13)
     learner.run(20, 0.1, LearningOptions(update=mode))
     reference = ReferenceLearner(net, learner.rng_state, alpha=0.1)
-    block = learner.run(3, 0.1, LearningOptions(update=mode, lam=lam, nstep=nstep, explore="const:0.3",
-                                                games_in_flight=2))
-    played = reference.games(3, mode, lam, nstep, epsilon=0.3, slots=in_flight(mode))
-    assert played == list(zip(block.scores, block.moves))
+    block = learner.run(3, 0.1, LearningOptions(update=mode, lam=lam, nstep=nstep, explore="const:0.3"))
+    for e in range(3):
+        assert reference.episode(mode, lam, nstep, epsilon=0.3) == (block.scores[e], block.moves[e])
     np.testing.assert_array_equal(reference.w, net.weights)
 
 

@@ -57,8 +57,10 @@ def test_tracked_kernels_learn_like_plain_ones():
     dirty = np.zeros(dirty_size(tracked_net.weights.size), np.uint8)
     out = (*(np.zeros(50, np.int64) for _ in range(3)), np.zeros(50, np.uint8))
     k.run_block(row_table(), tracked_net.weights, dirty, learner.rng_state, k.BACKWARD, learning_params(0.1 / 16),
-                learner._path(0), learner._handoff_of(0), (np.zeros((1, 1), np.uint64), np.zeros(2, np.int64)),
-                np.zeros(1, np.uint8), out, None)
+                (np.zeros((300_000, 1), np.uint64), np.zeros((300_000, 2))),
+                (np.zeros((2, 1), np.uint64), np.zeros(2, np.int64)),
+                (np.zeros((1, 1), np.uint64), np.zeros(2, np.int64)), np.zeros(1, np.uint8), out,
+                None)
     assert np.array_equal(plain.weights, tracked_net.weights)
     changed = np.nonzero(tracked_net.weights)[0]
     chunk_bits = (1 << ((changed >> CHUNK_SHIFT) & 7)).astype(np.uint8)
@@ -148,8 +150,7 @@ def test_merge_moves_flagged_chunks_only_in_batches():
 
 
 def test_a_kernel_returns_when_asked_to_stop():
-    """run_block reads the stop flag before every episode, also one set by another thread meanwhile: it starts no
-    other, and finishes those in flight."""
+    """run_block reads the stop flag before every episode, also one set by another thread meanwhile."""
     import threading
 
     from td2048.games.game2048 import row_table
@@ -164,10 +165,12 @@ def test_a_kernel_returns_when_asked_to_stop():
 
     def run():
         return k.run_block(row_table(), net.weights, NO_TRACKING, learner.rng_state, k.BACKWARD,
-                           learning_params(0.1 / 16), learner._path(0), learner._handoff_of(0),
-                           (np.zeros((1, 1), np.uint64), np.zeros(2, np.int64)), stop, out, None)
+                           learning_params(0.1 / 16), (np.zeros((300_000, 1), np.uint64), np.zeros((300_000, 2))),
+                           (np.zeros((2, 1), np.uint64), np.zeros(2, np.int64)),
+                           (np.zeros((1, 1), np.uint64), np.zeros(2, np.int64)), stop, out,
+                           None)
 
-    assert run() == (0, 0)  # stopped before the first episode
+    assert run() == (0, False)  # stopped before the first episode
     stop[0] = 0
     result = []
     thread = threading.Thread(target=lambda: result.append(run()), daemon=True)

@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 from commands import assert_one_line_error, td2048
-from test_learn import SMALL, ReferenceLearner, in_flight
+from test_learn import SMALL, ReferenceLearner
 
 from td2048.config import DEFAULT_MEMORY_LIMIT
 from td2048.games.bitboard import max_code
@@ -189,8 +189,9 @@ def test_tc_episodes_equal_the_reference_bit_for_bit(mode):
     learner.run(10, 1.0, LearningOptions(update=mode), tc=True)  # accumulators no longer fresh
     learner.merge()  # TC learns on records: into the network's arrays, where the reference starts
     reference = StagedTCReference(net, learner.rng_state, 1.0)
-    block = learner.run(3, 1.0, LearningOptions(update=mode, games_in_flight=2), tc=True)
-    assert reference.games(3, mode, slots=in_flight(mode)) == list(zip(block.scores, block.moves))
+    block = learner.run(3, 1.0, LearningOptions(update=mode), tc=True)
+    for e in range(3):
+        assert reference.episode(mode) == (block.scores[e], block.moves[e])
     learner.merge()  # TC learned on records: into the network's arrays
     np.testing.assert_array_equal(reference.w, net.weights)
     np.testing.assert_array_equal(reference.acc, net.accumulators)
@@ -204,8 +205,8 @@ def test_optimistic_start_values_every_board_at_v():
         assert net.value(board) == 240000
     learner = Learner(net, seed=3)  # then plain TD from there, as the reference does it
     reference = ReferenceLearner(net, learner.rng_state, alpha=0.1)
-    block = learner.run(2, 0.1, LearningOptions(games_in_flight=2))
-    assert reference.games(2, "backward", slots=2) == list(zip(block.scores, block.moves))
+    block = learner.run(2, 0.1)
+    assert [reference.episode("backward") for _ in range(2)] == list(zip(block.scores, block.moves))
     np.testing.assert_array_equal(reference.w, net.weights)
 
 
@@ -241,9 +242,10 @@ def test_multistage_episodes_equal_the_reference_bit_for_bit(mode, promote):
     learner = Learner(net, seed=5)
     learner.run(3, 0.1, LearningOptions(update=mode, promote=promote))
     reference = StagedReference(net, learner.rng_state, 0.1, promote)
-    block = learner.run(6, 0.1, LearningOptions(update=mode, promote=promote, games_in_flight=2))
+    block = learner.run(6, 0.1, LearningOptions(update=mode, promote=promote))
     assert max(block.max_codes) >= 6  # the episodes reach stage 1
-    assert reference.games(6, mode, slots=in_flight(mode)) == list(zip(block.scores, block.moves))
+    for e in range(6):
+        assert reference.episode(mode) == (block.scores[e], block.moves[e])
     np.testing.assert_array_equal(reference.w, net.weights)
     assert net.weights[spec.stage_markers + 1] == (1.0 if promote else 0.0)
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from naive import from_grid, move, to_grid
-from test_learn import SMALL, ReferenceLearner, in_flight
+from test_learn import SMALL, ReferenceLearner
 from test_wide_training import FIB_CLAMP, FIB_NETWORK
 
 from td2048.games.game2048 import P_FOUR
@@ -100,10 +100,10 @@ class StateReference(ReferenceLearner):
     def can_move(self, board):
         return any(from_grid(move(to_grid(board), d)[0]) != board for d in range(4))
 
-    def playing(self, board, mode, lam=0.0, nstep=0, epsilon=0.0):
+    def episode(self, mode, lam=0.0, nstep=0, epsilon=0.0):
+        board = self.spawn(self.spawn(0))
         states, rewards, score = [], [0.0], 0  # rewards[t]: the reward of the move into s_t
         while True:
-            yield  # (the first half of a move: nothing here)
             best = self.greedy(board, self.expectation)
             if best is None:
                 break
@@ -118,7 +118,6 @@ class StateReference(ReferenceLearner):
                 target = reward + self.value(following) if self.can_move(following) else float(reward)
                 self.td_update(board, target)
             board = following
-            yield
         if mode == "forward":
             self.td_update(board, 0.0)
         else:
@@ -147,10 +146,10 @@ def test_compiled_state_episodes_equal_the_reference_bit_for_bit(mode, lam, nste
     learner = Learner(net, seed=21)
     learner.run(10, 0.1, LearningOptions(update=mode))  # weights no longer all zero
     reference = StateReference(net, learner.rng_state, alpha=0.1)
-    block = learner.run(3, 0.1, LearningOptions(update=mode, lam=lam, nstep=nstep, explore=explore, games_in_flight=2))
+    block = learner.run(3, 0.1, LearningOptions(update=mode, lam=lam, nstep=nstep, explore=explore))
     epsilon = 0.3 if explore != "none" else 0.0
-    played = reference.games(3, mode, lam, nstep, epsilon, slots=in_flight(mode))
-    assert played == list(zip(block.scores, block.moves))
+    for e in range(3):
+        assert reference.episode(mode, lam, nstep, epsilon) == (block.scores[e], block.moves[e])
     np.testing.assert_array_equal(reference.w, net.weights)
     assert np.array_equal(reference.rng, learner.rng_state)
 

@@ -23,7 +23,6 @@ import numpy as np
 from td2048.config import DEFAULT_MEMORY_LIMIT, MAX_EPISODE_MOVES, WIDE_MAX_EPISODE_MOVES
 from td2048.errors import TD2048Error
 from td2048.games.bitboard import largest_cells
-from td2048.kernels.codegen import MAX_GAMES_IN_FLIGHT
 from td2048.kernels.merge import CHUNK_SHIFT, NO_TRACKING, dirty_size, merge_regions
 from td2048.kernels.params import FIRST_EPISODE, learning_params
 from td2048.kernels.records import RECORD, pack_records, unpack_records
@@ -116,11 +115,10 @@ class Learner:
         self._table = network.row_table()
         longest = WIDE_MAX_EPISODE_MOVES if network.wide else MAX_EPISODE_MOVES
         words = 2 if network.wide else 1  # a board is one uint64, or two on 5-bit cells
-        slots = MAX_GAMES_IN_FLIGHT  # a path and a hand-off per game in flight (pages touched only when played)
-        self._paths_after = np.zeros((threads, slots, longest, words), np.uint64)
-        self._paths_steps = np.zeros((threads, slots, longest, 2), np.float64)  # reward and updated V per move
-        self._handoff = np.zeros((threads, 2 * slots, words), np.uint64)  # episodes going on on 5-bit cells
-        self._handoff_counts = np.zeros((threads, slots, 4), np.int64)  # score, moves, episode, slot
+        self._paths_after = np.zeros((threads, longest, words), np.uint64)
+        self._paths_steps = np.zeros((threads, longest, 2), np.float64)  # reward and updated V per move
+        self._handoff = np.zeros((threads, 2, words), np.uint64)  # an episode going on on 5-bit cells
+        self._handoff_counts = np.zeros((threads, 2), np.int64)
         self._pools = np.zeros((threads, RESTART_POOL, words), np.uint64)  # boards to restart from
         self._pool_states = np.zeros((threads, 8), np.int64)  # [:, :2] boards held, kept in all
         self._copies = None  # per-thread weight copies, made on the first learning block
@@ -304,16 +302,14 @@ class Learner:
                                exploration(options.explore), first, options.promote, options.restarts,
                                options.restart_code, options.teacher_moves, options.target == "expected-all",
                                options.teacher_loss, options.target == "ranked", options.endgame_starts,
-                               options.restart_beside, options.games_in_flight)
+                               options.restart_beside)
 
     def _path(self, thread: int) -> tuple[np.ndarray, np.ndarray]:
-        """A thread's episode paths for the kernels, one per game in flight: (boards, (reward, updated V) per
-        move)."""
+        """A thread's episode path for the kernels: (boards, (reward, updated V) per move)."""
         return self._paths_after[thread], self._paths_steps[thread]
 
     def _handoff_of(self, thread: int) -> tuple[np.ndarray, np.ndarray]:
-        """A thread's hand-offs for the kernels, one per game in flight: (board and last afterstate of each,
-        score, moves, episode and slot of each)."""
+        """A thread's hand-off for the kernels: (board and last afterstate, score and moves)."""
         return self._handoff[thread], self._handoff_counts[thread]
 
     def run(self, episodes: int, alpha: float, options: LearningOptions = DEFAULT_OPTIONS, first_episode: int = 0,
@@ -340,7 +336,7 @@ class Learner:
             exact value instead, and a share ``options.teacher_moves`` of the episodes follows perfect play.
         endgame : tuple or None
             An endgame's table (:meth:`endgame_of`): it chooses the moves of its endgame in these episodes, learned
-            from as played (:func:`td2048.kernels.episode.play_games`); ``options.endgame_starts`` needs it.
+            from as played (:func:`td2048.kernels.episode.play_from`); ``options.endgame_starts`` needs it.
 
         Returns
         -------
@@ -422,15 +418,14 @@ class Learner:
                 played, handed = kernels.run_block(self._table, weights, dirty, self.rng_states[thread], mode_code,
                                                    batch, self._path(thread), self._handoff_of(thread), pool,
                                                    self._stop, out, played_by_table)
-                for record in range(handed):  # episodes handed off to 5-bit cells, each at its place
-                    at = lo + int(self._handoff_counts[thread, record, 2])
-                    batch[FIRST_EPISODE] = params[FIRST_EPISODE] + at
-                    scores[at], moves[at], max_codes[at] = self._finish_wide(thread, record, weights, dirty, tracked,
-                                                                             mode_code, batch, tc,
-                                                                             records is not None, expected)
                 lo += played
                 if not handed:
                     return lo
+                batch[FIRST_EPISODE] = params[FIRST_EPISODE] + lo
+                scores[lo], moves[lo], max_codes[lo] = self._finish_wide(thread, weights, dirty, tracked,
+                                                                         mode_code, batch, tc, records is not None,
+                                                                         expected)
+                lo += 1
             return lo
 
         start = time.perf_counter()
@@ -493,25 +488,24 @@ class Learner:
         np.bitwise_or(self.change_flags, chunks, out=self.change_flags)
         self._regions[:] = 0
 
-    def _finish_wide(self, thread, record, weights, dirty, tracked, mode_code, params, tc=False, records=False,
+    def _finish_wide(self, thread, weights, dirty, tracked, mode_code, params, tc=False, records=False,
                      expected=False):
-        """Finish, on 5-bit cells, an episode that reached two 32768 tiles on 4-bit cells (the thread's hand-off
-        ``record``): (score, moves, code).
+        """Finish, on 5-bit cells, an episode that reached two 32768 tiles on 4-bit cells: (score, moves, code).
 
         The wide kernels index the same weights (codes up to 15 read the same entries), so the
         episode, its path and its updates go on where the 4-bit kernels left them."""
         wide = self.network.wide_kernels(tracked, tc, records, expected)
-        steps, slot = int(self._handoff_counts[thread, record, 1]), int(self._handoff_counts[thread, record, 3])
-        path = np.zeros((1, WIDE_MAX_EPISODE_MOVES, 2), np.uint64)
-        path[0, :steps, 0] = self._paths_after[thread, slot, :steps, 0]
-        path_steps = np.zeros((1, WIDE_MAX_EPISODE_MOVES, 2), np.float64)
-        path_steps[0, :steps + 1] = self._paths_steps[thread, slot, :steps + 1]  # + the reward into a state
+        steps = int(self._handoff_counts[thread, 1])
+        path = np.zeros((WIDE_MAX_EPISODE_MOVES, 2), np.uint64)
+        path[:steps, 0] = self._paths_after[thread, :steps, 0]
+        path_steps = np.zeros((WIDE_MAX_EPISODE_MOVES, 2), np.float64)
+        path_steps[:steps + 1] = self._paths_steps[thread, :steps + 1]  # + the reward into a state (state values)
         start = np.zeros((2, 2), np.uint64)
-        start[:, 0] = self._handoff[thread, 2 * record:2 * record + 2, 0]
-        counts = self._handoff_counts[thread, record:record + 1].copy()
+        start[:, 0] = self._handoff[thread, :, 0]
+        counts = self._handoff_counts[thread].copy()
         largest, _ = wide.finish_from(self.network.row_table(wide=True), weights, dirty, self.rng_states[thread],
                                       mode_code, params, (path, path_steps), (start, counts), None)
-        return int(counts[0, 0]), int(counts[0, 1]), int(largest)
+        return int(counts[0]), int(counts[1]), int(largest)
 
     def _mode_code(self, update: str) -> int:
         kernels = self.network.kernels
@@ -542,13 +536,13 @@ class Learner:
         self.unflagged = True
         self._handoff[0] = 0
         self._handoff[0, 0] = board if self.network.wide else [board]
-        self._handoff_counts[0] = 0  # (score and moves so far)
+        self._handoff_counts[0] = 0
         dirty = NO_TRACKING if self.network.weight_bits == 32 else rounding_states(self.rng_states[:1])[0]
         largest, handed = kernels.finish_from(self._table, self.network.weights, dirty, self.rng_state,
                                               mode_code, params, self._path(0), self._handoff_of(0), None)
         if handed:
-            return self._finish_wide(0, 0, self.network.weights, dirty, False, mode_code, params)
-        return int(self._handoff_counts[0, 0, 0]), int(self._handoff_counts[0, 0, 1]), int(largest)
+            return self._finish_wide(0, self.network.weights, dirty, False, mode_code, params)
+        return int(self._handoff_counts[0, 0]), int(self._handoff_counts[0, 1]), int(largest)
 
     def _merge(self) -> None:
         """Merge the copies into the network's weights, each thread a share of the regions."""

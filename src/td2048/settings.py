@@ -93,9 +93,6 @@ class LearningOptions:
     """Distillation: what the network learns from the solution, one of :data:`TEACHER_LOSSES`."""
     endgame_starts: float = 0.0
     """With an endgame's table: the share of the episodes not restarted that start from its start, in [0, 1)."""
-    games_in_flight: int = 0
-    """Backward updates: the training games a thread plays at a time, 1 or 2; 0: the network's own (two on 4x6 and
-    5x6, :func:`td2048.kernels.codegen.training_games_in_flight`)."""
 
     def __post_init__(self) -> None:
         if not (isinstance(self.lam, (int, float)) and 0.0 <= self.lam <= 1.0):
@@ -117,8 +114,6 @@ class LearningOptions:
             raise TD2048Error(f"--restarts must be a share of episodes in [0, 1), not {self.restarts}")
         if not (isinstance(self.endgame_starts, (int, float)) and 0.0 <= self.endgame_starts < 1.0):
             raise TD2048Error(f"--endgame-starts must be a share of episodes in [0, 1), not {self.endgame_starts}")
-        if self.games_in_flight not in (0, 1, 2):
-            raise TD2048Error(f"--games-in-flight must be 1 or 2, not {self.games_in_flight}")
 
 
 @dataclass
@@ -199,11 +194,6 @@ class TrainSettings:
         A game's first board with this tile is kept for restarts; None: see :meth:`restart_code`.
     restart_beside : int or None
         Restarts: the kept board is the first that also holds a second tile of at least this one; None: any.
-    games_in_flight : int or None
-        Backward updates: training games a thread plays at a time, 1 (one after the other, as a textbook loop
-        does) or 2 (one game's weights come while the other computes); None: the network's own (2 on networks of up
-        to 40 features a board whose weights pass 64 MiB, 4x6 and 5x6; 1 on the others). Forward updates play one
-        at a time.
     workers : int
         Ray workers that learn at once, each on ``threads`` threads (``td2048 train --ray``); 0: this process.
     sync_every : float
@@ -319,7 +309,6 @@ class TrainSettings:
     restarts: float = 0.0
     restart_tile: int | None = None
     restart_beside: int | None = None
-    games_in_flight: int | None = None
     workers: int = 0
     sync_every: float = DEFAULT_SYNC_SECONDS
     board: str = "4x4"
@@ -679,7 +668,7 @@ class TrainSettings:
                                restart_code=self.restart_code(), restart_beside=self.restart_beside_code(),
                                tc_start_rate=self.tc_start_rate, target=self.target, teacher_moves=self.teacher_moves,
                                endgame_starts=self.endgame_starts,
-                               teacher_loss=self.teacher_loss, games_in_flight=self.games_in_flight or 0)
+                               teacher_loss=self.teacher_loss)
 
     def pretrain_plan(self) -> tuple[str, int]:
         """``pretrain`` read: the network to pretrain and its episodes.

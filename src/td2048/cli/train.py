@@ -124,10 +124,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=positive_int_arg, default=None,
                    help="episodes played at once (default 1), with every method: faster, but not reproducible. "
                         "The threads write the weights (and TC's accumulators) themselves, without locks")
-    p.add_argument("--games-in-flight", type=int, choices=(1, 2), default=None, metavar="{1,2}",
-                   help="backward updates: training games each thread plays at a time, 1 (one after the other) or 2 "
-                        "(one game's weights come from memory while the other computes; the default on 4x6 and 5x6, "
-                        "whose weights wait on memory). Forward updates play one at a time")
     p.add_argument("--merge-every", type=merge_seconds_arg, default=None, metavar="SECONDS",
                    help="with --threads, TD on copies: each thread learns on a copy of the weights, and the "
                         "copies are merged every SECONDS of training (default: no copies, one table; TC always "
@@ -294,14 +290,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
 
 
-_SETTING_OPTIONS = ("game", "cells", "network", "isomorphisms", "clamp", "episodes", "alpha", "update", "seed",
-                    "block", "threads", "snapshot_every", "memory_limit", "init", "lam", "nstep", "alpha_schedule",
-                    "explore", "method", "weight_bits", "merge_every", "optimistic", "stages", "promote",
-                    "promote_at", "tc_from", "tc_alpha", "tc_start_rate", "tc_records", "restarts", "restart_tile",
-                    "restart_beside", "games_in_flight", "sync_every", "board", "exact", "exact_every", "target",
-                    "teacher", "teacher_moves", "teacher_loss", "endgame", "endgame_starts", "pretrain",
-                    "start_over_below", "start_over_without", "start_over_corner_below", "start_over_at",
-                    "max_starts", "time_limit")
+_SETTING_OPTIONS = ("game", "cells", "network", "isomorphisms", "clamp", "episodes", "alpha", "update", "seed", "block",
+                    "threads", "snapshot_every", "memory_limit", "init", "lam", "nstep", "alpha_schedule",
+                    "explore", "method", "weight_bits", "merge_every", "optimistic", "stages", "promote", "promote_at",
+                    "tc_from", "tc_alpha", "tc_start_rate", "tc_records", "restarts", "restart_tile", "restart_beside",
+                    "sync_every", "board", "exact", "exact_every", "target", "teacher", "teacher_moves", "teacher_loss",
+                    "endgame", "endgame_starts", "pretrain", "start_over_below", "start_over_without",
+                    "start_over_corner_below", "start_over_at", "max_starts", "time_limit")
 
 
 class _Output:

@@ -195,18 +195,6 @@ def games_in_flight(spec: NetworkSpec) -> int:
     return 2 if spec.n_features <= IN_FLIGHT_FEATURES else 1
 
 
-MAX_GAMES_IN_FLIGHT = 2  # training games a thread can play at a time (td2048.kernels.episode.play_games)
-
-
-def training_games_in_flight(spec: NetworkSpec) -> int:
-    """Training games a thread plays at a time with backward updates (``run_block``) unless asked otherwise: 2 on
-    networks of at most IN_FLIGHT_FEATURES features a board whose weights wait on memory (FAR_PREFETCH_BYTES or
-    more: 4x6, 5x6), 1 elsewhere: on larger networks two games crowd each other out of the caches (as in greedy
-    play), and cache-sized ones gained nothing from a second game, so the small boards' runs learn as one game
-    after the other does."""
-    return 2 if spec.n_features <= IN_FLIGHT_FEATURES and spec.nbytes >= FAR_PREFETCH_BYTES else 1
-
-
 def gathers(spec: NetworkSpec, gather: bool) -> bool:
     """Whether a network's kernels read its weights by vector gathers: asked for (``gather``), and 4 or 8
     symmetric boards to gather over."""
@@ -507,7 +495,7 @@ def enter_stage(w, dirty, b):
 def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False, state_values: bool = False,
                     tc: bool = False, records: bool = False, expected: bool = False, pext: bool = False,
                     gather: bool = False, short: bool = False, shared: bool = False, vector: bool = False,
-                    in_flight: int | None = None, training_in_flight: int | None = None) -> str:
+                    in_flight: int | None = None) -> str:
     """Complete module source: network-specific header, then the shared episode, distillation and search kernels.
 
     The header's fixed parts (the board's helpers, ``downgraded``, the expectation functions of
@@ -532,8 +520,6 @@ def generate_source(spec: NetworkSpec, tracked: bool = False, wide: bool = False
     ``vector``: feature indices are computed in vector registers (:func:`vectors`: 4-bit cells, 16**n tables, 4 or 8
     isomorphisms), for a CPU where that is fast (:func:`td2048.intrinsics.fast_vector_indices`); the same rows.
     ``in_flight``: greedy games played at a time on a thread (1 or 2; None: :func:`games_in_flight`); the same games.
-    ``training_in_flight``: training games played at a time on a thread (1 or 2; None:
-    :func:`training_games_in_flight`).
     ``short``: 16-bit weights, whole numbers of ``td2048.spec.WEIGHT_STEP`` (TD on afterstate values: not with
     TC, records, tracking or state values).
     ``shared``: for threads that write one table (16-bit weights on a network with gaps between its tables: else
@@ -583,8 +569,6 @@ WIDE = {wide}
 STATE_VALUES = {state_values}
 EXPECTED_TARGET = {expected}
 GAMES_IN_FLIGHT = {games_in_flight(spec) if in_flight is None else in_flight}
-TRAINING_GAMES_IN_FLIGHT = {training_games_in_flight(spec) if training_in_flight is None else training_in_flight}
-MAX_GAMES_IN_FLIGHT = {MAX_GAMES_IN_FLIGHT}
 TRACKED = {tracked}
 TC = {tc}
 RECORD = {RECORD}

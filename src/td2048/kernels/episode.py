@@ -29,11 +29,9 @@ from td2048.config import njit
 from td2048.kernels.interface import (
     CELLS,
     EXPECTED_TARGET,
-    MAX_GAMES_IN_FLIGHT,
     N_FEATURES,
     STAGED,
     STATE_VALUES,
-    TRAINING_GAMES_IN_FLIGHT,
     VERTICAL,
     asked_indices,
     enter_stage,
@@ -58,7 +56,6 @@ from td2048.kernels.params import (
     EXPLORE_EPISODES,
     EXPLORE_KIND,
     FIRST_EPISODE,
-    IN_FLIGHT,
     PROMOTE,
     RANK_MOVES,
     RESTART_BESIDE,
@@ -92,7 +89,7 @@ from td2048.rng import below, uniform
 # ---- episode kernels (shared by every network) ----
 # Counts and rows passed to compiled callees are np.int64(...), never a literal 0 or 12: Numba
 # compiles a callee once per argument type, and each literal is a type of its own (a second
-# compile of play_games, the largest function, for each literal).
+# compile of play_from, the largest function, for each literal).
 PLAY = 0  # no learning
 BACKWARD = 1  # play the whole episode, then update from its last afterstate to its first
 FORWARD = 2  # update each afterstate online, as soon as the next move is chosen
@@ -104,7 +101,7 @@ def scratch():
 
     Rows of feature indices: 3 banks of 4 candidates, and one for a start position; a move writes
     its candidates' rows in one bank while the afterstate before last, in another, waits for its
-    forward update (see play_games). Kernels of expected targets have 4 more rows, afterstates and
+    forward update (see play_from). Kernels of expected targets have 4 more rows, afterstates and
     rewards (4 to 7), for the moves of the positions a target looks at (see best_total)."""
     lines = 8 if EXPECTED_TARGET else 4
     return np.empty((lines + 9, N_FEATURES), np.uint64), np.empty((lines, 2), np.uint64), np.empty(lines, np.int64)
@@ -230,326 +227,223 @@ def random_legal_move(afters, rewards, board, rng):
     return -1, board, np.int64(0)
 
 
-# slot state: a game in flight's numbers, a row each of play_games' ``counts`` (int64) and ``reals`` (float64)
-GAME, SCORE, STEPS, BANK, LAST_ROW, PENDING, PENDING_ROW, RECORD_CODE, ENTERED = range(9)
-EPSILON, PENDING_TARGET = 0, 1
+@njit
+def play_from(table, w, dirty, rng, mode, params, path, board, score, steps, previous, epsilon, pool, record_code,
+              endgame):
+    """Play on from ``board`` (``steps`` moves, ``score`` and the last afterstate ``previous`` so far).
+
+    ``params``: the learner's numbers (named in td2048.kernels.params); learns when mode is
+    BACKWARD or FORWARD. ``path`` = (boards, steps): BACKWARD keeps the episode's afterstates in
+    its boards and per move (reward, updated V) in its steps (with state values: the states
+    s_0..s_T, and at i the reward of the move that led to s_i). With probability ``epsilon`` a
+    move is a uniformly random legal one (exploration), learned from as played: targets follow
+    the moves made (on-policy). A random draw happens only when epsilon > 0.
+    Multistage networks: the first time a chosen afterstate is in a stage not yet entered, that
+    stage starts from the previous one's weights (``enter_stage``; when params[PROMOTE] is 1).
+    Restarts: the first board of this episode with a code >= ``record_code`` is kept in the ring
+    ``pool`` = (boards, state: boards held, boards kept in all), for later episodes to start from.
+    ``endgame`` = (table, counts): an endgame's table, (teacher, masks) as td2048.kernels.tables reads it,
+    chooses the move wherever it plays one (endgame_choice), in place of the network's or exploration's,
+    learned from as played; counts[0] adds its moves, counts[1] the episodes it played in (counts[2]:
+    run_block's endgame starts). None: no table, and the kernels compile without the table's code.
+    Returns (score, steps, final board, previous, handed off): a 4-bit board hands the episode off,
+    unfinished, when it holds two 32768 tiles, which only 5-bit cells can merge (the caller goes on
+    with the wide kernels, ``finish_from``).
+    """
+    alpha_split = params[ALPHA_SPLIT]
+    path_after, path_steps = path
+    pool_boards, pool_state = pool
+    capacity = path_after.shape[0]
+    work = scratch()
+    xs = work[0]
+    previous_row = np.int64(12)  # the row of the last afterstate's feature indices
+    index_row(previous, xs, previous_row)
+    bank = 0
+    pending = False  # forward TD: the update of the afterstate before last, made during the next move
+    pending_row = np.int64(12)
+    pending_target = 0.0
+    promote = STAGED and mode != PLAY and params[PROMOTE] > 0.0
+    ranked = EXPECTED_TARGET and params[RANK_MOVES] > 0.0
+    targets = np.zeros(4)
+    recording = record_code < 99 and pool_boards.shape[0] > 0
+    beside = np.int64(params[RESTART_BESIDE])  # the kept board also holds a second tile of this code or more
+    codes = np.zeros(16, np.int64)  # the table's view of a position (see endgame_choice)
+    entered = False  # the table played in this episode
+    while True:
+        if recording and max_code(board) >= record_code and (beside == 0 or tiles_at_least(board, beside) >= 2):
+            store_board(pool_boards, pool_state[1] % pool_boards.shape[0], board)
+            pool_state[1] += 1
+            pool_state[0] = min(pool_state[0] + 1, pool_boards.shape[0])
+            recording = False
+        if needs_wide(board):
+            if pending:
+                update_row(w, dirty, xs, pending_row, pending_target, alpha_split)
+            return score, steps, board, previous, True
+        ask_for_candidates(table, w, board, work, bank)
+        written = pending
+        if pending:  # forward TD's update of the afterstate before last, while this move's weights come
+            # (its own weights are in the cache, and it still comes before every read of this move)
+            update_of(w, dirty, xs, pending_row, pending_target, alpha_split)
+            pending = False
+        d, after, reward, after_value = best_candidate(w, board, work, bank, written)
+        if d < 0:
+            break
+        e, e_after, e_reward = -1, after, reward  # another move than the network's: the table's or exploration's
+        if endgame is not None:  # (a test of the argument itself: without a table Numba compiles none of this)
+            e = endgame_choice(table, board, endgame[0], codes)[0]
+            if e >= 0:
+                endgame[1][0] += 1
+                if not entered:
+                    endgame[1][1] += 1
+                    entered = True
+                e_after, e_reward = load_board(work[1], e), work[2][e]
+        if e < 0 and epsilon > 0.0 and uniform(rng) < epsilon:
+            e, e_after, e_reward = random_legal_move(work[1], work[2], board, rng)
+        if e >= 0:
+            if e != d:
+                d = e
+                after = e_after
+                reward = e_reward
+                if mode == FORWARD and not STATE_VALUES:
+                    after_value = value_row(w, xs, 4 * bank + d)
+        if promote:
+            enter_stage(w, dirty, after)
+        if EXPECTED_TARGET and mode == FORWARD:
+            row = 4 * bank + d
+            if STATE_VALUES:  # s_t toward the best move's r + E[V] (0 past the end: see below)
+                feature_indices(board, xs, np.int64(12))
+                update_of(w, dirty, xs, np.int64(12), best_total(table, w, board, work),
+                          exact_share(xs, np.int64(12), alpha_split))
+            elif ranked:  # the moves' expected targets rank them (regret_update); s'_t toward its own
+                for m in range(4):
+                    if load_board(work[1], m) != board:
+                        targets[m] = expected_target(table, w, load_board(work[1], m), work)
+                update_of(w, dirty, xs, row, targets[d], exact_share(xs, row, alpha_split))
+                regret_update(w, dirty, work, bank, board, targets, alpha_split)
+            elif params[BACKUP_ALL] > 0.0:  # every legal move's afterstate of s_t toward its expected target
+                for m in range(4):
+                    candidate = load_board(work[1], m)
+                    if candidate != board:
+                        row = 4 * bank + m
+                        update_of(w, dirty, xs, row, expected_target(table, w, candidate, work),
+                                  exact_share(xs, row, alpha_split))
+            else:  # s'_t toward its expected target, as soon as it is chosen
+                update_of(w, dirty, xs, row, expected_target(table, w, after, work), exact_share(xs, row, alpha_split))
+        elif mode == FORWARD and steps > 0 and not STATE_VALUES:
+            pending = True
+            pending_row = previous_row
+            pending_target = reward + after_value
+            prefetch_aux(dirty, xs, pending_row)
+        elif mode == BACKWARD:
+            if steps + 1 >= capacity:  # a safety valve: no 2048 game is this long, 2584 ones hardly
+                break
+            if STATE_VALUES:
+                store_board(path_after, steps, board)
+                path_steps[steps + 1, 0] = reward
+            else:
+                store_board(path_after, steps, after)
+                path_steps[steps, 0] = reward
+        previous = after
+        previous_row = 4 * bank + d
+        bank = (bank + 1) % 3
+        score += reward
+        steps += 1
+        following = spawn_tile(after, rng, CELLS)
+        if STATE_VALUES and mode == FORWARD and not EXPECTED_TARGET:  # s_t's target: r_t + V(s_t+1), 0 past the end
+            target = reward + value(w, following) if can_move(table, following) else reward
+            td_update(w, dirty, board, target, alpha_split)
+        board = following
+    if STATE_VALUES:
+        if mode == FORWARD:
+            td_update(w, dirty, board, 0.0, alpha_split)
+        elif mode == BACKWARD:
+            store_board(path_after, steps, board)
+            if EXPECTED_TARGET:
+                expected_updates(table, w, dirty, params, path, steps + 1, work)
+            else:
+                backward_updates(w, dirty, params, path, steps + 1, xs)
+    elif EXPECTED_TARGET:  # forward: each afterstate was updated as it was chosen
+        if mode == BACKWARD:
+            expected_updates(table, w, dirty, params, path, steps, work)
+    elif mode == FORWARD and steps > 0:
+        update_row(w, dirty, xs, previous_row, 0.0, alpha_split)
+    elif mode == BACKWARD:
+        backward_updates(w, dirty, params, path, steps, xs)
+    return score, steps, board, previous, False
 
 
-@njit(inline='always')
-def begin_episode(table, rng, mode, params, pool, endgame, stop, out, given, handoff, s, e, counts, reals, boards,
-                  work):
-    """Begin game ``e`` of a block in slot ``s`` of play_games (its board, previous afterstate and numbers), or
-    leave the slot empty (GAME -1) when the block has no game left or ``stop[0]`` asks it to return.
+@njit
+def finish_from(table, w, dirty, rng, mode, params, path, handoff, endgame):
+    """Play on from a position: ``handoff`` = (boards: the board and the last afterstate, counts: score
+    and moves so far), as run_block leaves an episode it hands off.
 
-    ``given``: the game goes on from the position in ``handoff`` (see finish_from); else a new game, a restart
-    from ``pool`` or an endgame's start, as run_block describes."""
-    if not given and (e >= out[0].shape[0] or stop[0]):
-        counts[s, GAME] = -1
-        return
-    counts[s, GAME] = e
-    counts[s, BANK] = 0
-    counts[s, LAST_ROW] = 12
-    counts[s, PENDING] = 0
-    counts[s, ENTERED] = 0
-    counts[s, RECORD_CODE] = 99
-    if given:
-        start, numbers = handoff
-        board, previous = load_board(start, 0), load_board(start, 1)
-        counts[s, SCORE], counts[s, STEPS] = numbers[0, 0], numbers[0, 1]
-        reals[s, EPSILON] = epsilon_at(params, params[FIRST_EPISODE]) if mode != PLAY else 0.0
-    else:
-        reals[s, EPSILON] = epsilon_at(params, params[FIRST_EPISODE] + e) if mode != PLAY else 0.0
-        pool_boards, pool_state = pool
-        restart = params[RESTARTS]
+    For an episode handed off by another board width, and for play from a given position. On
+    return ``handoff`` holds where play stopped; returns (largest code, handed off). ``endgame``: as in
+    play_from.
+    """
+    start, counts = handoff
+    epsilon = epsilon_at(params, params[FIRST_EPISODE]) if mode != PLAY else 0.0
+    no_pool = (np.empty((0, path[0].shape[1]), np.uint64), np.zeros(2, np.int64))
+    score, steps, board, previous, handed = play_from(table, w, dirty, rng, mode, params, path,
+                                                      load_board(start, 0), counts[0], counts[1],
+                                                      load_board(start, 1), epsilon, no_pool, np.int64(99), endgame)
+    hand_off(handoff, board, score, steps)
+    store_board(start, 1, previous)
+    return max_code(board), handed
+
+
+@njit
+def run_block(table, w, dirty, rng, mode, params, path, handoff, pool, stop, out, endgame):
+    """Up to len(out[0]) episodes in one compiled call.
+
+    ``w``, ``dirty``: the weights and what an update marks (see update_of); ``rng``: the random
+    state; ``mode``: PLAY, BACKWARD or FORWARD; ``params``: the learner's numbers (named in
+    td2048.kernels.params); ``path``: (boards, steps) for one episode (see play_from); ``out`` =
+    (scores, largest codes, moves, restarted): episode e's results at e; ``endgame``: an endgame's table and
+    its counts, or None (see play_from).
+
+    Returns (episodes finished, handed off). Before each episode ``stop[0]`` is read: another
+    thread sets it to ask for a merge, and the call returns at once. Handed off: the episode
+    after the finished ones reached what these kernels cannot play (see play_from); ``handoff`` =
+    (boards, counts) holds its board and last afterstate, and its score and moves, and ``path`` its
+    path, for finish_from on the other kernels.
+
+    Restarts (params[RESTARTS] = p > 0): an episode starts, with probability p, from a board drawn
+    uniformly from ``pool`` = (boards, state) instead of a new game (restarted 1); a new game keeps
+    its first board with a tile code >= params[RESTART_CODE] in the pool (see play_from). Without
+    restarts no random number is drawn for them. Endgame starts (params[ENDGAME_STARTS] = q > 0, with an
+    endgame's table): an episode not restarted starts, with probability q, from the endgame's start (endgame_start;
+    restarted 1, counted in ``endgame``'s counts[2]).
+    """
+    restart = params[RESTARTS]
+    endgame_starts = params[ENDGAME_STARTS]
+    record = np.int64(params[RESTART_CODE]) if restart > 0.0 else np.int64(99)
+    pool_boards, pool_state = pool
+    restarted = out[3]
+    for e in range(out[0].shape[0]):
+        if stop[0]:
+            return e, False
+        epsilon = epsilon_at(params, params[FIRST_EPISODE] + e) if mode != PLAY else 0.0
         started = np.uint8(0)
         if restart > 0.0 and pool_state[0] > 0 and uniform(rng) < restart:
             board = load_board(pool_boards, below(rng, pool_state[0]))
             started = np.uint8(1)
-        elif endgame is not None and params[ENDGAME_STARTS] > 0.0 and uniform(rng) < params[ENDGAME_STARTS]:
+        elif endgame is not None and endgame_starts > 0.0 and uniform(rng) < endgame_starts:
             board = endgame_start(endgame[0][1], rng)
             endgame[1][2] += 1
             started = np.uint8(1)
         else:
             board = new_game(rng, CELLS)
-        out[3][e] = started
-        if restart > 0.0 and not started and pool_boards.shape[0] > 0:
-            counts[s, RECORD_CODE] = np.int64(params[RESTART_CODE])
-        previous = EMPTY_BOARD
-        counts[s, SCORE], counts[s, STEPS] = 0, 0
-    store_board(boards, 2 * s, board)
-    store_board(boards, 2 * s + 1, previous)
-    index_row(previous, work[0], np.int64(12))
-
-
-@njit(inline='always')
-def training_slots(mode, params, paths):
-    """Games a block plays at a time (play_games, 1 or 2): with backward updates params[IN_FLIGHT], or where it is
-    0 the network's TRAINING_GAMES_IN_FLIGHT, as many as ``paths`` hold; one with forward updates, which gained
-    nothing from a second game (the speed page has the figures)."""
-    if mode != BACKWARD:
-        return 1
-    asked = np.int64(params[IN_FLIGHT])
-    return min(TRAINING_GAMES_IN_FLIGHT if asked <= 0 else asked, MAX_GAMES_IN_FLIGHT, paths)
-
-
-@njit(inline='always')
-def slot_path(path_boards, path_steps, s, capacity):
-    """Slot ``s``'s path, (boards, steps), in the slots' paths made one (play_games)."""
-    return path_boards[s * capacity:(s + 1) * capacity], path_steps[s * capacity:(s + 1) * capacity]
-
-
-@njit(inline='always')
-def leave_game(handoff, j, counts, boards, s):
-    """Record ``j`` of ``handoff`` = (boards: board and last afterstate of each record, numbers: score, moves, game,
-    slot) gets slot ``s``'s game as it stands: a game handed off, or where finish_from's game stopped."""
-    start, numbers = handoff
-    store_board(start, 2 * j, load_board(boards, 2 * s))
-    store_board(start, 2 * j + 1, load_board(boards, 2 * s + 1))
-    numbers[j, 0] = counts[s, SCORE]
-    numbers[j, 1] = counts[s, STEPS]
-    numbers[j, 2] = counts[s, GAME]
-    numbers[j, 3] = s
-
-
-@njit
-def play_games(table, w, dirty, rng, mode, params, paths, handoff, pool, stop, out, endgame, given):
-    """The episodes of a block, training_slots at a time (1 or 2), or one game from a given position.
-
-    Each round every game in flight asks for its candidates' weights (ask_for_candidates), then every game
-    moves on them, so that each game's weights come while the other game computes; a game over hands its slot
-    to the block's next game. The rest is one game's: a game played alone (forward updates, a given position,
-    networks of over 40 features) plays, learns and draws as one game at a time does. Two games draw their tiles
-    from one random stream in turn, and a game's backward updates are made when it ends, while the other plays
-    on: learning per episode is the same in distribution, not in its draws (the learning page compares them).
-
-    ``params``: the learner's numbers (named in td2048.kernels.params); learns when mode is
-    BACKWARD or FORWARD. ``paths`` = (boards, steps), a path per slot: BACKWARD keeps a game's afterstates in
-    its boards and per move (reward, updated V) in its steps (with state values: the states s_0..s_T, and at i
-    the reward of the move that led to s_i). With probability epsilon (its episode's, epsilon_at) a
-    move is a uniformly random legal one (exploration), learned from as played: targets follow
-    the moves made (on-policy). A random draw happens only when epsilon > 0.
-    Multistage networks: the first time a chosen afterstate is in a stage not yet entered, that
-    stage starts from the previous one's weights (``enter_stage``; when params[PROMOTE] is 1).
-    Restarts: a new game's first board with a code >= params[RESTART_CODE] is kept in the ring
-    ``pool`` = (boards, state: boards held, boards kept in all), for later episodes to start from.
-    ``endgame`` = (table, counts): an endgame's table, (teacher, masks) as td2048.kernels.tables reads it,
-    chooses the move wherever it plays one (endgame_choice), in place of the network's or exploration's,
-    learned from as played; counts[0] adds its moves, counts[1] the episodes it played in (counts[2]:
-    the endgame starts). None: no table, and the kernels compile without the table's code.
-    A 4-bit board hands its game off, unfinished, when it holds two 32768 tiles, which only 5-bit cells can
-    merge: the block then starts no other game, and the game's record in ``handoff`` (leave_game) is for the
-    wide kernels to go on with (finish_from). ``given``: one game, from ``handoff``'s first record (finish_from).
-
-    Returns (games started: each finished into ``out`` or handed off, games handed off).
-    """
-    alpha_split = params[ALPHA_SPLIT]
-    # A game's arrays are named at each use (works[s], its path's rows from s * capacity in the slots' paths made
-    # one), never bound to a name per move: Numba counts references to each array a name holds, and those counts,
-    # per move, made training 1.8 times as slow on 2x4.
-    capacity = paths[0].shape[1]
-    path_boards = paths[0].reshape((paths[0].shape[0] * capacity, paths[0].shape[2]))
-    path_steps = paths[1].reshape((paths[1].shape[0] * capacity, 2))
-    pool_boards, pool_state = pool
-    slots = training_slots(mode, params, paths[0].shape[0]) if not given else 1
-    works = (scratch(), scratch())  # MAX_GAMES_IN_FLIGHT of each
-    counts = np.zeros((MAX_GAMES_IN_FLIGHT, 9), np.int64)
-    reals = np.zeros((MAX_GAMES_IN_FLIGHT, 2))
-    boards = np.zeros((2 * MAX_GAMES_IN_FLIGHT, handoff[0].shape[1]), np.uint64)
-    promote = STAGED and mode != PLAY and params[PROMOTE] > 0.0
-    ranked = EXPECTED_TARGET and params[RANK_MOVES] > 0.0
-    targets = np.zeros(4)
-    beside = np.int64(params[RESTART_BESIDE])  # the kept board also holds a second tile of this code or more
-    codes = np.zeros(16, np.int64)  # the table's view of a position (see endgame_choice)
-    following = 0  # the next game to start
-    handed = 0
-    for s in range(slots):
-        begin_episode(table, rng, mode, params, pool, endgame, stop, out, given, handoff, s, following, counts, reals,
-                      boards, works[s])
-        following += counts[s, GAME] >= 0
-    while True:
-        playing = False
-        for s in range(slots):  # every game in flight: its candidates, their weights asked for
-            if counts[s, GAME] < 0:
-                continue
-            board = load_board(boards, 2 * s)
-            record_code = counts[s, RECORD_CODE]
-            if record_code < 99 and max_code(board) >= record_code and (beside == 0
-                                                                      or tiles_at_least(board, beside) >= 2):
-                store_board(pool_boards, pool_state[1] % pool_boards.shape[0], board)
-                pool_state[1] += 1
-                pool_state[0] = min(pool_state[0] + 1, pool_boards.shape[0])
-                counts[s, RECORD_CODE] = 99
-            if needs_wide(board):
-                if counts[s, PENDING]:
-                    update_row(w, dirty, works[s][0], counts[s, PENDING_ROW], reals[s, PENDING_TARGET], alpha_split)
-                leave_game(handoff, handed, counts, boards, s)
-                handed += 1
-                counts[s, GAME] = -1
-                continue
-            playing = True
-            ask_for_candidates(table, w, board, works[s], counts[s, BANK])
-            if counts[s, PENDING]:  # forward TD's update of the afterstate before last, while this move's weights
-                # come (its own weights are in the cache, and it still comes before every read of this move)
-                update_of(w, dirty, works[s][0], counts[s, PENDING_ROW], reals[s, PENDING_TARGET], alpha_split)
-        if not playing:
-            return following, handed
-        for s in range(slots):  # then every game moves
-            if counts[s, GAME] < 0:
-                continue
-            board = load_board(boards, 2 * s)
-            bank = counts[s, BANK]
-            steps = counts[s, STEPS]
-            written = counts[s, PENDING] != 0
-            counts[s, PENDING] = 0
-            d, after, reward, after_value = best_candidate(w, board, works[s], bank, written)
-            over = d < 0
-            if not over:
-                e, e_after, e_reward = -1, after, reward  # another move than the network's: the table's or
-                # exploration's
-                if endgame is not None:  # (a test of the argument itself: without a table Numba compiles none of it)
-                    e = endgame_choice(table, board, endgame[0], codes)[0]
-                    if e >= 0:
-                        endgame[1][0] += 1
-                        if counts[s, ENTERED] == 0:
-                            endgame[1][1] += 1
-                            counts[s, ENTERED] = 1
-                        e_after, e_reward = load_board(works[s][1], e), works[s][2][e]
-                epsilon = reals[s, EPSILON]
-                if e < 0 and epsilon > 0.0 and uniform(rng) < epsilon:
-                    e, e_after, e_reward = random_legal_move(works[s][1], works[s][2], board, rng)
-                if e >= 0:
-                    if e != d:
-                        d = e
-                        after = e_after
-                        reward = e_reward
-                        if mode == FORWARD and not STATE_VALUES:
-                            after_value = value_row(w, works[s][0], 4 * bank + d)
-                if promote:
-                    enter_stage(w, dirty, after)
-                if EXPECTED_TARGET and mode == FORWARD:
-                    row = 4 * bank + d
-                    if STATE_VALUES:  # s_t toward the best move's r + E[V] (0 past the end: see below)
-                        feature_indices(board, works[s][0], np.int64(12))
-                        update_of(w, dirty, works[s][0], np.int64(12), best_total(table, w, board, works[s]),
-                                  exact_share(works[s][0], np.int64(12), alpha_split))
-                    elif ranked:  # the moves' expected targets rank them (regret_update); s'_t toward its own
-                        for m in range(4):
-                            if load_board(works[s][1], m) != board:
-                                targets[m] = expected_target(table, w, load_board(works[s][1], m), works[s])
-                        update_of(w, dirty, works[s][0], row, targets[d], exact_share(works[s][0], row, alpha_split))
-                        regret_update(w, dirty, works[s], bank, board, targets, alpha_split)
-                    elif params[BACKUP_ALL] > 0.0:  # every legal move's afterstate of s_t toward its expected target
-                        for m in range(4):
-                            candidate = load_board(works[s][1], m)
-                            if candidate != board:
-                                row = 4 * bank + m
-                                update_of(w, dirty, works[s][0], row, expected_target(table, w, candidate, works[s]),
-                                          exact_share(works[s][0], row, alpha_split))
-                    else:  # s'_t toward its expected target, as soon as it is chosen
-                        update_of(w, dirty, works[s][0], row, expected_target(table, w, after, works[s]),
-                                  exact_share(works[s][0], row, alpha_split))
-                elif mode == FORWARD and steps > 0 and not STATE_VALUES:
-                    counts[s, PENDING] = 1
-                    counts[s, PENDING_ROW] = counts[s, LAST_ROW]
-                    reals[s, PENDING_TARGET] = reward + after_value
-                    prefetch_aux(dirty, works[s][0], counts[s, LAST_ROW])
-                elif mode == BACKWARD:
-                    if steps + 1 >= capacity:  # a safety valve: no 2048 game is this long, 2584 ones hardly
-                        over = True
-                    elif STATE_VALUES:
-                        store_board(path_boards, s * capacity + steps, board)
-                        path_steps[s * capacity + steps + 1, 0] = reward
-                    else:
-                        store_board(path_boards, s * capacity + steps, after)
-                        path_steps[s * capacity + steps, 0] = reward
-            if not over:
-                store_board(boards, 2 * s + 1, after)
-                counts[s, LAST_ROW] = 4 * bank + d
-                counts[s, BANK] = (bank + 1) % 3
-                counts[s, SCORE] += reward
-                counts[s, STEPS] = steps + 1
-                following_board = spawn_tile(after, rng, CELLS)
-                if STATE_VALUES and mode == FORWARD and not EXPECTED_TARGET:  # s_t's target: r_t + V(s_t+1), 0
-                    # past the end
-                    target = reward + value(w, following_board) if can_move(table, following_board) else reward
-                    td_update(w, dirty, board, target, alpha_split)
-                store_board(boards, 2 * s, following_board)
-                continue
-            if STATE_VALUES:  # the game is over: its last updates
-                if mode == FORWARD:
-                    td_update(w, dirty, board, 0.0, alpha_split)
-                elif mode == BACKWARD:
-                    store_board(path_boards, s * capacity + steps, board)
-                    if EXPECTED_TARGET:
-                        expected_updates(table, w, dirty, params, slot_path(path_boards, path_steps, s, capacity),
-                                         steps + 1, works[s])
-                    else:
-                        backward_updates(w, dirty, params, slot_path(path_boards, path_steps, s, capacity),
-                                         steps + 1, works[s][0])
-            elif EXPECTED_TARGET:  # forward: each afterstate was updated as it was chosen
-                if mode == BACKWARD:
-                    expected_updates(table, w, dirty, params, slot_path(path_boards, path_steps, s, capacity), steps,
-                                     works[s])
-            elif mode == FORWARD and steps > 0:
-                update_row(w, dirty, works[s][0], counts[s, LAST_ROW], 0.0, alpha_split)
-            elif mode == BACKWARD:
-                backward_updates(w, dirty, params, slot_path(path_boards, path_steps, s, capacity), steps,
-                                 works[s][0])
-            if given:  # finish_from's game
-                leave_game(handoff, 0, counts, boards, s)
-                out[0][0], out[2][0], out[1][0] = counts[s, SCORE], steps, max_code(board)
-                return 1, 0
-            store_result(out, counts[s, GAME], counts[s, SCORE], steps, board)
-            if handed > 0:  # a block with a game handed off starts no other
-                counts[s, GAME] = -1
-                continue
-            begin_episode(table, rng, mode, params, pool, endgame, stop, out, given, handoff, s, following, counts,
-                       reals, boards, works[s])
-            following += counts[s, GAME] >= 0
-
-
-@njit
-def finish_from(table, w, dirty, rng, mode, params, paths, handoff, endgame):
-    """Play on from a position: ``handoff``'s first record (see leave_game: the board and the last afterstate,
-    the score and moves so far), as run_block leaves a game it hands off; the game's path in the first of
-    ``paths``.
-
-    For a game handed off by another board width, and for play from a given position. On
-    return the record holds where play stopped; returns (largest code, handed off). ``endgame``: as in
-    play_games.
-    """
-    out = (np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.uint8))
-    no_pool = (np.empty((0, handoff[0].shape[1]), np.uint64), np.zeros(2, np.int64))
-    _, handed = play_games(table, w, dirty, rng, mode, params, paths, handoff, no_pool, np.zeros(1, np.uint8), out,
-                           endgame, np.int64(1))
-    return max_code(load_board(handoff[0], 0)), handed > 0
-
-
-@njit
-def run_block(table, w, dirty, rng, mode, params, paths, handoff, pool, stop, out, endgame):
-    """Up to len(out[0]) episodes in one compiled call (play_games).
-
-    ``w``, ``dirty``: the weights and what an update marks (see update_of); ``rng``: the random
-    state; ``mode``: PLAY, BACKWARD or FORWARD; ``params``: the learner's numbers (named in
-    td2048.kernels.params); ``paths``: (boards, steps), a path per game in flight (see play_games); ``out`` =
-    (scores, largest codes, moves, restarted): episode e's results at e; ``endgame``: an endgame's table and
-    its counts, or None (see play_games).
-
-    Returns (episodes started, handed off). Before each episode ``stop[0]`` is read: another
-    thread sets it to ask for a merge, and the block starts no other episode (the ones in flight finish).
-    Handed off: how many of the episodes started reached what these kernels cannot play (see play_games);
-    record j of ``handoff`` = (boards, numbers) holds the j-th one's board and last afterstate, its score, moves,
-    episode and slot (its path is that slot's in ``paths``), for finish_from on the other kernels. Every other
-    episode started is finished into ``out``.
-
-    Restarts (params[RESTARTS] = p > 0): an episode starts, with probability p, from a board drawn
-    uniformly from ``pool`` = (boards, state) instead of a new game (restarted 1); a new game keeps
-    its first board with a tile code >= params[RESTART_CODE] in the pool (see play_games). Without
-    restarts no random number is drawn for them. Endgame starts (params[ENDGAME_STARTS] = q > 0, with an
-    endgame's table): an episode not restarted starts, with probability q, from the endgame's start (endgame_start;
-    restarted 1, counted in ``endgame``'s counts[2]).
-    """
-    return play_games(table, w, dirty, rng, mode, params, paths, handoff, pool, stop, out, endgame, np.int64(0))
+        restarted[e] = started
+        score, steps, final, previous, handed = play_from(table, w, dirty, rng, mode, params, path, board,
+                                                          np.int64(0), np.int64(0), EMPTY_BOARD, epsilon, pool,
+                                                          np.int64(99) if started else record, endgame)
+        if handed:
+            hand_off(handoff, final, score, steps)
+            store_board(handoff[0], 1, previous)
+            return e, True
+        store_result(out, e, score, steps, final)
+    return out[0].shape[0], False
 
 
 @njit(inline='always')
@@ -614,7 +508,7 @@ def record_episode(table, w, rng, actions, handoff):
     """One greedy episode without learning (the same play and random draws as PLAY), recording every
     action in ``actions[i] = (kind, a, b)``: a placement (PLACE, cell, code), a slide (SLIDE, direction,
     reward). Returns (actions recorded, score, largest code at the end, handed off); an episode
-    handed off (see play_games) leaves its board in ``handoff`` for ``record_finish``."""
+    handed off (see play_from) leaves its board in ``handoff`` for ``record_finish``."""
     board = EMPTY_BOARD
     n = np.int64(0)
     for _ in range(2):

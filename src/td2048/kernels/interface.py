@@ -30,11 +30,6 @@ EXPECTED_TARGET = False
 """Whether learning moves V toward expected targets (``--target expected``)."""
 GAMES_IN_FLIGHT = 2
 """Greedy games played at a time on one thread (1 or 2; :func:`td2048.kernels.codegen.games_in_flight`)."""
-TRAINING_GAMES_IN_FLIGHT = 2
-"""Training games played at a time on one thread with backward updates, unless the learner asks otherwise (1 or 2;
-:func:`td2048.kernels.codegen.training_games_in_flight`)."""
-MAX_GAMES_IN_FLIGHT = 2
-"""The most training games a thread plays at a time (:data:`td2048.kernels.codegen.MAX_GAMES_IN_FLIGHT`)."""
 TRACKED = False
 """Whether updates flag the weight regions they change (multi-thread training; :mod:`td2048.kernels.merge`)."""
 TC = False

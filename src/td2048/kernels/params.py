@@ -26,8 +26,7 @@ TEACHER_LOSS = 13  # distillation: 0 each move's value toward perfect play's, 1 
 RANK_MOVES = 14  # expected targets: 1.0 also ranks each position's moves by their expected targets (regret loss)
 ENDGAME_STARTS = 15  # share of the episodes not restarted that start from an endgame's start (its table given)
 RESTART_BESIDE = 16  # restarts: the kept board also holds a second tile of at least this code (0: no second tile)
-IN_FLIGHT = 17  # backward updates: training games a thread plays at a time, 1 or 2 (0: TRAINING_GAMES_IN_FLIGHT)
-N_PARAMS = 18
+N_PARAMS = 17
 
 NO_EXPLORATION = (0.0, 0.0, 0.0, 0.0)
 
@@ -37,7 +36,7 @@ def learning_params(alpha_split: float, lam: float = 0.0, nstep: int = 0,
                     promote: bool = True, restarts: float = 0.0, restart_code: int = 0,
                     teacher_moves: float = 0.0, backup_all: bool = False,
                     teacher_loss: str = "value", rank_moves: bool = False,
-                    endgame_starts: float = 0.0, restart_beside: int = 0, in_flight: int = 0) -> np.ndarray:
+                    endgame_starts: float = 0.0, restart_beside: int = 0) -> np.ndarray:
     """The vector the learning kernels read.
 
     Parameters
@@ -75,9 +74,6 @@ def learning_params(alpha_split: float, lam: float = 0.0, nstep: int = 0,
     restart_beside : int
         Restarts: the kept board is the first that also holds, beside the tile of ``restart_code``, a second
         tile of at least this code; 0: none needed.
-    in_flight : int
-        Backward updates: the training games a thread plays at a time, 1 or 2; 0: the network's kernels' own
-        (``TRAINING_GAMES_IN_FLIGHT``, :func:`td2048.kernels.codegen.training_games_in_flight`).
 
     Returns
     -------
@@ -99,13 +95,12 @@ def learning_params(alpha_split: float, lam: float = 0.0, nstep: int = 0,
     params[RANK_MOVES] = float(rank_moves)
     params[ENDGAME_STARTS] = endgame_starts
     params[RESTART_BESIDE] = restart_beside
-    params[IN_FLIGHT] = in_flight
     return params
 
 
 # the names the generated kernel modules import (td2048.kernels.codegen)
 POSITIONS = ("ALPHA_SPLIT", "LAMBDA", "NSTEP", "EXPLORE_KIND", "EXPLORE_E0", "EXPLORE_E1", "EXPLORE_EPISODES",
              "FIRST_EPISODE", "PROMOTE", "RESTARTS", "RESTART_CODE", "TEACHER_MOVES", "BACKUP_ALL",
-             "TEACHER_LOSS", "RANK_MOVES", "ENDGAME_STARTS", "RESTART_BESIDE", "IN_FLIGHT")
+             "TEACHER_LOSS", "RANK_MOVES", "ENDGAME_STARTS", "RESTART_BESIDE")
 
 __all__ = [*POSITIONS, "N_PARAMS", "NO_EXPLORATION", "POSITIONS", "learning_params"]

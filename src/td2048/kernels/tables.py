@@ -2,7 +2,7 @@
 
 Like :mod:`td2048.kernels.episode`, this file is not imported as it is: its text below the marker is appended to
 each network's generated module (:mod:`td2048.kernels.codegen`), before the episode kernels, which let an
-endgame's table choose the moves of its endgame in training games (``play_games``); distillation
+endgame's table choose the moves of its endgame in training games (``play_from``); distillation
 (:mod:`td2048.kernels.distill`) and the endgame's games (:mod:`td2048.kernels.endgame`) read solutions here too.
 The imports above the marker name, for a linter and a reader, what the generated module defines.
 
