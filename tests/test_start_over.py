@@ -9,12 +9,14 @@ from commands import td2048
 from hypothesis import given
 from hypothesis import strategies as st
 
+from td2048.errors import TD2048Error
 from td2048.games.bitboard import largest_cells
 from td2048.games.shape import BoardShape
 from td2048.games.wide import wide_from_codes
 from td2048.io.model import load_model
 from td2048.learn import Learner
-from td2048.settings import MAX_STARTS, TrainSettings
+from td2048.settings import TrainSettings
+from td2048.start_over import MAX_STARTS, StartChecks
 from td2048.training import train
 
 RUN = ["train", "--board", "2x3", "--network", "012,345", "--block", "500", "--seed", "3", "--tc", "--restarts", "0.2"]
@@ -76,12 +78,13 @@ def test_a_start_that_built_the_tile_is_kept_and_both_checks_must_pass():
     settings = TrainSettings(**base, start_over_without=64, start_over_below=1e9, max_starts=2)
     network, stats = train(settings)
     assert [b.extra["start"] for b in stats] == [1, 2, 2, 2]
-    assert settings.start_fails(200, stats[0].avg, True).startswith("averaged")
-    assert settings.start_fails(200, 1e9, False) == "no game built a 64 by episode 200"
-    assert settings.start_fails(200, 1e9, True) is None
-    assert settings.start_fails(200, 0.0, False) == ("averaged 0 at episode 200, below 1e+09, and no game built a 64 "
-                                                     "by episode 200")  # every check it fails
-    assert settings.start_fails(400, 0.0, False) is None  # no check there
+    assert settings.start_checks().fails(200, stats[0].avg, True).startswith("averaged")
+    checks = settings.start_checks()
+    assert checks.fails(200, 1e9, False) == "no game built a 64 by episode 200"
+    assert checks.fails(200, 1e9, True) is None
+    assert checks.fails(200, 0.0, False) == ("averaged 0 at episode 200, below 1e+09, and no game built a 64 "
+                                             "by episode 200")  # every check it fails
+    assert checks.fails(400, 0.0, False) is None  # no check there
 
 
 def test_each_check_at_its_own_episode(tmp_path):
@@ -101,7 +104,8 @@ def test_a_start_passes_the_tile_check_with_a_game_of_any_block_before_it():
     settings = TrainSettings(board="2x3", network="012,345", episodes=800, block=200, seed=5, tc_from="0",
                              start_over_without=64, start_over_without_at=400, start_over_below=1,
                              start_over_below_at=200)
-    assert settings.start_checks() == {"below": 200, "without": 400} and settings.start_over_episodes() == (200, 400)
+    assert settings.start_checks().checks() == {"below": 200, "without": 400}
+    assert settings.start_checks().episodes() == (200, 400)
     network, stats = train(settings)
     assert stats[0].reach["64"] > 0 and [b.extra["start"] for b in stats] == [1, 1, 1, 1]
 
@@ -173,9 +177,10 @@ def test_the_corner_share_of_a_block_is_of_its_kept_boards():
                              restarts=0.2, restart_tile=32, start_over_corner_below=1.0, max_starts=2)
     network, stats = train(settings)
     assert [b.extra["start"] for b in stats] == ([1, 2, 2] if stats[0].extra["corner"] < 1.0 else [1, 1])
-    assert settings.start_fails(200, 0.0, False, 0.25) == "25% of the games in a corner at episode 200, below 100%"
-    assert settings.start_fails(200, 0.0, False, None).startswith("no game built its restart tile in a corner")
-    assert settings.start_fails(200, 0.0, False, 1.0) is None
+    checks = settings.start_checks()
+    assert checks.fails(200, 0.0, False, 0.25) == "25% of the games in a corner at episode 200, below 100%"
+    assert checks.fails(200, 0.0, False, None).startswith("no game built its restart tile in a corner")
+    assert checks.fails(200, 0.0, False, 1.0) is None
 
 
 def test_learner_corner_share_counts_the_boards_kept_since():
@@ -188,3 +193,18 @@ def test_learner_corner_share_counts_the_boards_kept_since():
     pool = learner._pools[0, :kept[0], 0]
     expected = np.isin(largest_cells(pool), BoardShape.parse("2x3").corner_cells).mean()
     assert learner.corner_share(np.zeros(1, np.int64)) == pytest.approx(expected)
+
+
+def test_start_checks_are_one_value_that_says_where_a_start_is_checked_and_in_words():
+    assert not StartChecks() and StartChecks().text() == "" and StartChecks().episodes() == ()
+    one = StartChecks(block=500, below=14000, without=4096)
+    assert one and one.episodes() == (500,)
+    assert one.text() == "starting over while a start averages below 14000 or built no 4096 at episode 500"
+    two = StartChecks(below=11200, below_at=50000, without=4096, without_at=100000)
+    assert two.text() == ("starting over while a start averages below 11200 at episode 50000 or built no 4096 by "
+                          "episode 100000")
+    assert two.fails(50000, 11000.0, False) == "averaged 11000 at episode 50000, below 11200"
+    with pytest.raises(TD2048Error, match="start_over_below_at is the episode of --start-over-below: give its score"):
+        StartChecks(below_at=100)
+    with pytest.raises(TD2048Error, match="--start-over-corner-below must be a share"):
+        StartChecks(corner_below=0.0)

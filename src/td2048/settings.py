@@ -30,6 +30,7 @@ from td2048.games.tiles import GAMES, WIN_TILE, tile_code
 from td2048.network import Network
 from td2048.schedules import alpha_at, duration_seconds, exploration, snapshot_interval
 from td2048.spec import METHODS, WEIGHT_BITS, NetworkSpec, format_bytes, parse_network, parse_stages
+from td2048.start_over import MAX_STARTS, StartChecks
 
 UPDATE_MODES = ("backward", "forward")
 TARGETS = ("sample", "expected", "expected-all", "ranked")
@@ -38,9 +39,6 @@ returns); ``expected``, the mean over every new tile, with its probability, of t
 ``expected-all``, the same, and for every legal move's afterstate of each position played, not only the
 played one's (``--update forward``)."""
 TEACHER_LOSSES = ("value", "regret")
-MAX_STARTS = 5
-"""Starts a run makes at most with a start check (``--start-over-below``, ``--start-over-without``) unless
-``--max-starts`` says otherwise: the last one is kept whatever it scores."""
 TIME_LIMIT_SLACK = 0.01
 """The share of ``--time-limit`` within which a run has reached it (:meth:`TrainSettings.time_left`)."""
 MERGE_OFF = "off"  # --merge-every's word for no copies: TD's threads on one table
@@ -464,43 +462,15 @@ class TrainSettings:
             raise TD2048Error("--lambda and --nstep need --update backward (returns are computed at the episode's end)")
 
     def _check_start_over(self) -> None:
-        """Check the start check's settings (:meth:`_check_combinations`)."""
-        if self.start_over_below is None and self.start_over_below_at is not None:
-            raise TD2048Error("start_over_below_at is the episode of --start-over-below: give its score")
-        if self.start_over_without is None and self.start_over_without_at is not None:
-            raise TD2048Error("start_over_without_at is the episode of --start-over-without: give its tile")
-        if self.start_over_corner_below is None and self.start_over_corner_below_at is not None:
-            raise TD2048Error("start_over_corner_below_at is the episode of --start-over-corner-below: give its "
-                              "share")
-        if not self.start_check():
-            if self.start_over_at is not None:
-                raise TD2048Error("--start-over-at sets where a start is checked: add --start-over-below SCORE or "
-                                  "--start-over-without TILE")
-            if self.max_starts != MAX_STARTS:
-                raise TD2048Error("--max-starts bounds the starts a start check makes: add --start-over-below "
-                                  "SCORE or --start-over-without TILE")
+        """Check the start checks against the rest of the run (:meth:`_check_combinations`); each of their fields
+        is checked as :meth:`start_checks` makes them."""
+        checks = self.start_checks()
+        if not checks:
             return
-        if self.start_over_below is not None and not (
-                isinstance(self.start_over_below, (int, float)) and math.isfinite(self.start_over_below)
-                and self.start_over_below > 0):
-            raise TD2048Error(f"--start-over-below must be a positive score, not {self.start_over_below}")
-        if self.start_over_corner_below is not None:
-            if not (isinstance(self.start_over_corner_below, (int, float)) and 0 < self.start_over_corner_below <= 1):
-                raise TD2048Error(f"--start-over-corner-below must be a share, above 0 and at most 1, not "
-                                  f"{self.start_over_corner_below}")
-            if not self.restarts > 0:
-                raise TD2048Error("--start-over-corner-below reads the boards kept for restarts (each game's first "
-                                  "board with the restart tile): add --restarts P")
-        if self.start_over_without is not None and tile_code(self.game, self.start_over_without) is None:
-            raise TD2048Error(f"--start-over-without must be a tile of {self.game}, not {self.start_over_without}")
-        if not (isinstance(self.max_starts, int) and self.max_starts >= 1):
-            raise TD2048Error(f"--max-starts must be at least 1, not {self.max_starts}")
-        for option, episode in (("at", self.start_over_at), ("below", self.start_over_below_at),
-                                ("without", self.start_over_without_at),
-                                ("corner-below", self.start_over_corner_below_at)):
-            if episode is not None and not (isinstance(episode, int) and episode >= 1):
-                raise TD2048Error(f"--start-over-{option}'s episode must be at least 1, not {episode}")
-        for check, episode in self.start_checks().items():
+        if self.start_over_corner_below is not None and not self.restarts > 0:
+            raise TD2048Error("--start-over-corner-below reads the boards kept for restarts (each game's first "
+                              "board with the restart tile): add --restarts P")
+        for check, episode in checks.checks().items():
             option = "corner-below" if check == "corner" else check
             if episode >= self.episodes:
                 raise TD2048Error(f"--start-over-{option} checks a start at episode {episode}, after the run's "
@@ -511,101 +481,24 @@ class TrainSettings:
         if self.workers:
             raise TD2048Error("a start check learns in this process: it takes no --ray")
 
-    def start_check(self) -> bool:
-        """Whether each start is checked and may be thrown away.
+    def start_checks(self) -> StartChecks:
+        """The run's start checks, as :func:`td2048.training.train_blocks` asks them (false without one).
 
         Returns
         -------
-        bool
-            True with ``start_over_below``, ``start_over_without`` or ``start_over_corner_below``.
+        StartChecks
+            The ``start_over_*`` settings and ``max_starts``, with the run's game and block.
+
+        Raises
+        ------
+        TD2048Error
+            When one of them is out of range or malformed.
         """
-        return bool(self.start_checks())
-
-    def start_checks(self) -> dict[str, int]:
-        """Each start check and the episode, of each start, where it is made.
-
-        Returns
-        -------
-        dict of str to int
-            ``"below"`` (``start_over_below``), ``"without"`` (``start_over_without``) and ``"corner"``
-            (``start_over_corner_below``), those set, each with its own episode, else ``start_over_at``, else the
-            first block's end; empty without a start check.
-        """
-        at = self.block if self.start_over_at is None else self.start_over_at
-        checks = {}
-        if self.start_over_below is not None:
-            checks["below"] = at if self.start_over_below_at is None else self.start_over_below_at
-        if self.start_over_without is not None:
-            checks["without"] = at if self.start_over_without_at is None else self.start_over_without_at
-        if self.start_over_corner_below is not None:
-            checks["corner"] = at if self.start_over_corner_below_at is None else self.start_over_corner_below_at
-        return checks
-
-    def start_over_episodes(self) -> tuple[int, ...]:
-        """The episodes, of each start, where a check is made, in order (a block ends at each).
-
-        Returns
-        -------
-        tuple of int
-            Empty without a start check; the last is where a start that passes every check is kept.
-        """
-        return tuple(sorted(set(self.start_checks().values())))
-
-    def start_fails(self, episode: int, avg: float, built: bool, corner: float | None = None) -> str | None:
-        """Why a start fails the checks made at an episode.
-
-        Parameters
-        ----------
-        episode : int
-            The start's episodes so far (the end of the block just played).
-        avg : float
-            That block's average score.
-        built : bool
-            Whether a game of the start's episodes so far (played from the start) built ``start_over_without``.
-        corner : float or None
-            That block's corner share (:meth:`td2048.learn.Learner.corner_share`); None: no board was kept.
-
-        Returns
-        -------
-        str or None
-            What the start fell short of, every check made at ``episode`` that it fails ("averaged 17234 at
-            episode 100000, below 18500", "no game built a 4096 by episode 100000", both joined by ", and ");
-            None when it passes, or when no check is made at ``episode``.
-        """
-        checks = self.start_checks()
-        reasons = []
-        if checks.get("below") == episode and avg < self.start_over_below:
-            reasons.append(f"averaged {avg:.0f} at episode {episode}, below {self.start_over_below:g}")
-        if checks.get("without") == episode and not built:
-            reasons.append(f"no game built a {self.start_over_without} by episode {episode}")
-        if checks.get("corner") == episode and (corner or 0.0) < self.start_over_corner_below:
-            share = "no game built its restart tile" if corner is None else f"{corner:.0%} of the games"
-            reasons.append(f"{share} in a corner at episode {episode}, below {self.start_over_corner_below:.0%}")
-        return ", and ".join(reasons) or None
-
-    def start_check_text(self) -> str:
-        """The start check in words, for the run's header.
-
-        Returns
-        -------
-        str
-            "starting over while a start averages below 14000 or built no 4096 at episode 100000" (or each
-            check at its own episode: "averages below 11200 at episode 50000 or built no 4096 by episode
-            100000"); "" without a start check.
-        """
-        checks = self.start_checks()
-        bars = {"below": f"averages below {self.start_over_below:g}" if "below" in checks else "",
-                "without": f"built no {self.start_over_without}" if "without" in checks else "",
-                "corner": (f"built its restart tile in a corner in less than {self.start_over_corner_below:.0%} of "
-                           "its games" if "corner" in checks else "")}
-        if not checks:
-            return ""
-        if len(set(checks.values())) == 1:
-            words = " or ".join(bars[check] for check in checks)
-            return f"starting over while a start {words} at episode {next(iter(checks.values()))}"
-        words = " or ".join(f"{bars[check]} {'by' if check == 'without' else 'at'} episode {episode}"
-                            for check, episode in sorted(checks.items(), key=lambda item: item[1]))
-        return f"starting over while a start {words}"
+        return StartChecks(game=self.game, block=self.block, below=self.start_over_below,
+                           below_at=self.start_over_below_at, without=self.start_over_without,
+                           without_at=self.start_over_without_at, corner_below=self.start_over_corner_below,
+                           corner_below_at=self.start_over_corner_below_at, at=self.start_over_at,
+                           max_starts=self.max_starts)
 
     def time_limit_seconds(self) -> float | None:
         """``time_limit`` in seconds.

@@ -82,7 +82,7 @@ def train(settings: TrainSettings, network: Network | None = None,
     -------
     tuple of (Network, list of BlockStats)
         The trained network and every block's statistics (the pretraining's first; with
-        a start check (``settings.start_check()``), the blocks of the starts thrown away too, each with
+        a start check (``settings.start_checks()``), the blocks of the starts thrown away too, each with
         ``extra["start"]``).
 
     Raises
@@ -137,7 +137,7 @@ def train_blocks(settings: TrainSettings, learner: Learner, done: int, teacher=N
         ``endgame`` field of each block: the moves the table chose, the episodes it played in, and those started
         from its start.
     start : int
-        With a start check (``settings.start_check()``): the start the run is in (1 the first; a resumed run's
+        With a start check (``settings.start_checks()``): the start the run is in (1 the first; a resumed run's
         own).
     seconds : float
         Training time already spent (a resumed run's blocks', the starts thrown away included), for
@@ -151,8 +151,8 @@ def train_blocks(settings: TrainSettings, learner: Learner, done: int, teacher=N
     ------
     BlockStats
         Each block's statistics as it ends. With a start check, each block's ``extra["start"]`` is its start's
-        number, and the block at one of ``settings.start_over_episodes()`` that fails a check made there
-        (:meth:`TrainSettings.start_fails`; in a start before the ``settings.max_starts``-th) has
+        number, and the block at one of ``settings.start_checks().episodes()`` that fails a check made there
+        (:meth:`td2048.start_over.StartChecks.fails`; in a start before the ``settings.max_starts``-th) has
         ``extra["start_over"]``, what the start fell short of:
         when it is yielded, the learner has started over (:meth:`Learner.start_over`), and the next blocks
         count from episode 0. With ``settings.promote_at``, the block that ends there (in a start kept past it)
@@ -177,7 +177,8 @@ def train_blocks(settings: TrainSettings, learner: Learner, done: int, teacher=N
         teacher = teacher_arrays(teacher, learner.network.board, learner.network.game)
     if endgame is not None:
         endgame = learner.endgame_of(endgame)
-    checks = settings.start_over_episodes()
+    start_checks = settings.start_checks()
+    checks = start_checks.episodes()
     tile = None if settings.start_over_without is None else str(settings.start_over_without)
     pace, last = None, False  # episodes a second, of the block before; the block cut to the time left, the last
     while done < settings.episodes and settings.time_left(seconds) != 0.0 and not last:
@@ -217,7 +218,7 @@ def train_blocks(settings: TrainSettings, learner: Learner, done: int, teacher=N
         built = built or (tile is not None and stats.reach.get(tile, 0.0) > 0)
         why = None
         if done in checks and start < settings.max_starts:
-            why = settings.start_fails(done, stats.avg, built, stats.extra.get("corner"))
+            why = start_checks.fails(done, stats.avg, built, stats.extra.get("corner"))
         if why is not None:
             stats.extra["start_over"] = why
             learner.start_over(settings.optimistic)

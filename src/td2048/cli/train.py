@@ -40,8 +40,9 @@ from td2048.io.model import read_model
 from td2048.io.rundir import PRETRAIN, STARTS
 from td2048.machine import available_memory
 from td2048.recipes import peak_memory, recipe, recipes
-from td2048.settings import MAX_STARTS, MERGE_OFF, TARGETS, TrainSettings
+from td2048.settings import MERGE_OFF, TARGETS, TrainSettings
 from td2048.spec import METHODS, WEIGHT_BITS, WEIGHT_LIMIT, WEIGHT_STEP, default_network, format_bytes
+from td2048.start_over import MAX_STARTS
 from td2048.version import __version__
 
 EXACT_OFF = "off"  # --exact's word, with --resume, for no more exact valuations
@@ -555,8 +556,8 @@ def _header(training, verb: str) -> str:
         methods += f", started from network {network} after {episodes} episodes of TD(0) ({out / PRETRAIN})"
     if settings.time_limit is not None:
         methods += f", at most {settings.time_limit} of training"
-    if settings.start_check():
-        methods += f", {settings.start_check_text()} (start {training.start} of at most {settings.max_starts})"
+    if settings.start_checks():
+        methods += f", {settings.start_checks().text()} (start {training.start} of at most {settings.max_starts})"
     if settings.exact is not None:
         every = "block" if settings.exact_every == 1 else f"{settings.exact_every} blocks"
         methods += f", valued exactly against {settings.exact} every {every}"
