@@ -31,9 +31,9 @@ import numpy as np
 from td2048.config import njit
 from td2048.kernels.exchange import merged_value
 from td2048.learn import Learner
+from td2048.learning_options import LearningOptions
 from td2048.network import Network, aligned_zeros, fresh_accumulators
 from td2048.rng import thread_rng_states
-from td2048.settings import LearningOptions
 from td2048.spec import parse_network
 
 RULES = {"coherence": 0, "largest": 1, "sum": 2, "mean": 3, "summed": 4}

@@ -23,7 +23,7 @@ import numpy as np
 from td2048 import Network, parse_network
 from td2048.kernels.exchange import apply_changes, changed_indices, gather_changes, merge_changes
 from td2048.learn import Learner
-from td2048.settings import LearningOptions
+from td2048.learning_options import LearningOptions
 
 
 def learn_moves(learner: Learner, moves: float, first: int) -> int:

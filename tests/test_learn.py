@@ -9,10 +9,11 @@ from td2048.games.game2048 import _py_spawn
 from td2048.kernels.codegen import generate_source
 from td2048.kernels.params import learning_params
 from td2048.learn import Learner
+from td2048.learning_options import LearningOptions
 from td2048.network import Network, parse_network
 from td2048.play import Agent
 from td2048.rng import below, uniform
-from td2048.settings import LearningOptions, TrainSettings
+from td2048.settings import TrainSettings
 from td2048.training import train
 
 # The suite's 2048 network, the CLI tests' preset too: each distinct network compiles its kernels for

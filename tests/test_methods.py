@@ -18,9 +18,10 @@ from td2048.kernels import kernels_for
 from td2048.kernels.merge import NO_TRACKING
 from td2048.kernels.records import RECORD, pack_records, unpack_records
 from td2048.learn import Learner
+from td2048.learning_options import LearningOptions
 from td2048.network import TC_START_EVIDENCE, Network, aligned_zeros, parse_network
 from td2048.run import TrainingRun
-from td2048.settings import LearningOptions, TrainSettings
+from td2048.settings import TrainSettings
 from td2048.spec import parse_stages
 from td2048.training import train
 

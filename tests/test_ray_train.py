@@ -19,9 +19,9 @@ from td2048.io.model import load_model
 from td2048.kernels.exchange import apply_changes, changed_indices, flagged_indices, gather_changes, merge_changes
 from td2048.kernels.merge import CHUNK_SHIFT, dirty_size, merge_regions
 from td2048.learn import Learner
+from td2048.learning_options import LearningOptions
 from td2048.network import TC_START_EVIDENCE, Network, fresh_accumulators
 from td2048.rng import thread_rng_states
-from td2048.settings import LearningOptions
 from td2048.spec import parse_network, parse_stages
 
 EMPTY = np.zeros(0, np.float32)

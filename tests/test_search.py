@@ -146,7 +146,7 @@ def test_games_with_and_without_the_table_are_the_same():
 
 def test_depth_1_plays_the_greedy_games():
     from td2048.learn import Learner
-    from td2048.settings import LearningOptions
+    from td2048.learning_options import LearningOptions
 
     net = random_weights(Network(parse_network(SMALL)), 6)
     greedy = Agent(net, seed=9).play(30)

@@ -13,9 +13,9 @@ from td2048.games.game2048 import P_FOUR
 from td2048.games.wide import wide_from_codes, wide_to_codes
 from td2048.kernels.params import learning_params
 from td2048.learn import Learner
+from td2048.learning_options import LearningOptions
 from td2048.network import Network, parse_network
 from td2048.rng import uniform
-from td2048.settings import LearningOptions
 
 
 def naive_expectation(net: Network, codes: list[int]) -> float:

@@ -16,8 +16,8 @@ from td2048.games.game2048 import py_move
 from td2048.io.model import load_model
 from td2048.kernels.merge import NO_TRACKING
 from td2048.learn import Learner
+from td2048.learning_options import LearningOptions
 from td2048.rng import below, uniform
-from td2048.settings import LearningOptions
 from td2048.solve import load_solution
 
 

@@ -11,9 +11,9 @@ from td2048.config import DEFAULT_BLOCK, DEFAULT_CLAMP_2584, DEFAULT_MEMORY_LIMI
 from td2048.games.shape import BoardShape
 from td2048.io.model import load_model
 from td2048.learn import DEFAULT_OPTIONS, EpisodeBlock, Learner
+from td2048.learning_options import LearningOptions
 from td2048.network import Network, parse_network
 from td2048.play import Agent
-from td2048.settings import LearningOptions
 from td2048.stats import BlockStats
 
 
@@ -52,7 +52,7 @@ def benchmark(network: str = "4x6", seconds: float | None = 5.0, isomorphisms: i
 
     ``tc``: train with temporal coherence (meta rate 1.0, the default of ``td2048 train --tc``), whose
     threads write the accumulators too; ``tc_records``: on records, each weight beside its accumulators
-    (``td2048 train --tc-records``). ``options``: how training learns (:class:`td2048.settings.LearningOptions`:
+    (``td2048 train --tc-records``). ``options``: how training learns (:class:`td2048.learning_options.LearningOptions`:
     ``update``, backward or forward; ``target="expected"`` trains by expected targets, as ``td2048 train
     --target expected`` does). ``weight_bits``: 16 trains and plays on 16-bit weights (``td2048 train --weight-bits
     16``; a model given is converted).

@@ -2,7 +2,7 @@
 
 The compiled side (greedy play, the TD update, whole blocks of episodes) is in
 :mod:`td2048.kernels.episode`; this module allocates and calls one kernel per block of
-episodes, as :class:`~td2048.settings.LearningOptions` say. A run's blocks one after another (the schedule of
+episodes, as :class:`~td2048.learning_options.LearningOptions` say. A run's blocks one after another (the schedule of
 alpha, the TC phase, a teacher) are :mod:`td2048.training`'s.
 
 ``backward`` updating (the default, as in the course demo) plays the whole episode first and
@@ -26,10 +26,10 @@ from td2048.games.bitboard import largest_cells
 from td2048.kernels.merge import CHUNK_SHIFT, NO_TRACKING, dirty_size, merge_regions
 from td2048.kernels.params import FIRST_EPISODE, learning_params
 from td2048.kernels.records import RECORD, pack_records, unpack_records
+from td2048.learning_options import LearningOptions
 from td2048.network import Network, aligned_zeros
 from td2048.rng import rounding_states, thread_rng_rows, thread_rng_states
 from td2048.schedules import exploration
-from td2048.settings import LearningOptions
 from td2048.spec import format_bytes
 from td2048.teacher import endgame_arrays, table_nbytes
 from td2048.threads import run_threads
@@ -314,7 +314,7 @@ class Learner:
 
     def run(self, episodes: int, alpha: float, options: LearningOptions = DEFAULT_OPTIONS, first_episode: int = 0,
             tc: bool = False, teacher=None, endgame=None) -> EpisodeBlock:
-        """Learn from ``episodes`` episodes, as ``options`` says (:class:`td2048.settings.LearningOptions`).
+        """Learn from ``episodes`` episodes, as ``options`` says (:class:`td2048.learning_options.LearningOptions`).
 
         Parameters
         ----------

@@ -3,7 +3,7 @@
 :func:`train_blocks` takes a learner (a :class:`td2048.learn.Learner`, or what stands for one, such as
 :class:`td2048.distributed.ray_train.RayLearner`) from one episode count to the run's last, a block a call: each
 block gets its learning rate (alpha's schedule, or TC's meta rate from the episode where TC begins, where a block
-ends), the run's :class:`~td2048.settings.LearningOptions`, and, for distillation, the teacher that the caller
+ends), the run's :class:`~td2048.learning_options.LearningOptions`, and, for distillation, the teacher that the caller
 opened (:func:`open_solution`). :func:`train` is the Python API's run in memory; ``td2048 train`` goes through
 :mod:`td2048.run`, which adds the run directory, snapshots and resume.
 """

@@ -14,7 +14,7 @@ from td2048.cli.options import (
     positive_int_arg,
 )
 from td2048.games.shape import BoardShape
-from td2048.settings import TARGETS, LearningOptions
+from td2048.learning_options import TARGETS, LearningOptions
 from td2048.spec import METHODS, WEIGHT_BITS, default_network
 
 HELP = "measure training and testing speed (moves/s)"

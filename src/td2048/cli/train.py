@@ -38,9 +38,10 @@ from td2048.games.shape import BoardShape
 from td2048.games.tiles import WIN_TILE
 from td2048.io.model import read_model
 from td2048.io.rundir import PRETRAIN, STARTS
+from td2048.learning_options import TARGETS
 from td2048.machine import available_memory
 from td2048.recipes import peak_memory, recipe, recipes
-from td2048.settings import MERGE_OFF, TARGETS, TrainSettings
+from td2048.settings import MERGE_OFF, TrainSettings
 from td2048.spec import METHODS, WEIGHT_BITS, WEIGHT_LIMIT, WEIGHT_STEP, default_network, format_bytes
 from td2048.start_over import MAX_STARTS
 from td2048.version import __version__

@@ -47,9 +47,9 @@ from td2048.distributed.ray_worker import NO_ACCUMULATORS, TrainWorker, WorkerSp
 from td2048.errors import TD2048Error
 from td2048.kernels.exchange import apply_changes
 from td2048.learn import EpisodeBlock
+from td2048.learning_options import LearningOptions
 from td2048.network import Network
 from td2048.rng import thread_rng_states
-from td2048.settings import LearningOptions
 
 PIECE_SECONDS = 1.0  # a piece of a block is sized to take about this long (at most a quarter of --sync-every)
 PIECES_AHEAD = 2  # pieces sent to a worker at once: it starts the next as it ends one, without waiting for the driver

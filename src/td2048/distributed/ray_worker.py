@@ -21,8 +21,8 @@ import numpy as np
 from td2048.kernels.exchange import apply_merged, changed_indices, flagged_indices, gather_changes, merge_changes
 from td2048.kernels.merge import CHUNK_SHIFT
 from td2048.learn import Learner
+from td2048.learning_options import LearningOptions
 from td2048.network import Network, aligned_zeros, fresh_accumulators
-from td2048.settings import LearningOptions
 from td2048.spec import NetworkSpec
 from td2048.threads import run_threads
 
