@@ -20,8 +20,9 @@ from td2048.games.wide import py_wide_move, py_wide_spawn, wide_from_codes, wide
 from td2048.io.model import load_model
 from td2048.kernels.codegen import symmetric_cells
 from td2048.network import Network
+from td2048.presets import BOARD_PRESETS, presets_of
 from td2048.rng import make_rng_state
-from td2048.spec import BOARD_PRESETS, parse_network, presets_of
+from td2048.spec import parse_network
 
 SHAPE_IDS = [s.name for s in SHAPES]
 THREE = BoardShape(3, 3)

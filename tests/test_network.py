@@ -13,7 +13,8 @@ from td2048.intrinsics import fast_gather, fast_pext, fast_vector_indices, has_a
 from td2048.kernels import load_generated
 from td2048.kernels.codegen import generate_source
 from td2048.network import Network, parse_network
-from td2048.spec import BOARD_PRESETS, PRESETS, TABLE_STAGGER, NetworkSpec, parse_size, parse_stages, tuple_runs
+from td2048.presets import BOARD_PRESETS, PRESETS
+from td2048.spec import TABLE_STAGGER, NetworkSpec, parse_size, parse_stages, tuple_runs
 
 boards = st.integers(min_value=0, max_value=2**64 - 1)
 SMALL = "0123,4567,012,0145,37b,c8"  # small tables, unusual shapes (runs, gaps, descending)

@@ -83,7 +83,7 @@ def _transposed_network(network: str, source: str) -> str:
     """A recipe's network moved from its board to the transposed one: a preset keeps its name (the transposed
     board has it under the same name), hex tuples are moved cell by cell."""
     from td2048.games.shape import BoardShape
-    from td2048.spec import presets_of, transposed_tuples
+    from td2048.presets import presets_of, transposed_tuples
 
     shape = BoardShape.parse(source)
     if network in presets_of(shape):

@@ -15,7 +15,8 @@ from td2048.cli.options import (
 )
 from td2048.games.shape import BoardShape
 from td2048.learning_options import TARGETS, LearningOptions
-from td2048.spec import METHODS, WEIGHT_BITS, default_network
+from td2048.presets import default_network
+from td2048.spec import METHODS, WEIGHT_BITS
 
 HELP = "measure training and testing speed (moves/s)"
 DESCRIPTION = """\

@@ -7,9 +7,10 @@ import argparse
 from td2048.config import DEFAULT_NETWORK
 from td2048.errors import TD2048Error
 from td2048.games.shape import BoardShape
+from td2048.presets import PRESETS, preset_names
 from td2048.search_settings import DEFAULT_TT_SIZE, MAX_DEPTH
 from td2048.settings import MERGE_OFF, merge_off
-from td2048.spec import PRESETS, parse_network, parse_size, preset_names
+from td2048.spec import parse_network, parse_size
 
 NETWORK_HELP = (f"preset ({', '.join(PRESETS)} on 4x4; other boards have their own: see the Boards page) or hex "
                 "tuples separated by commas, e.g. 012345,456789 (the board's cells, row-major, 0 top-left)")

@@ -40,9 +40,10 @@ from td2048.io.model import read_model
 from td2048.io.rundir import PRETRAIN, STARTS
 from td2048.learning_options import TARGETS
 from td2048.machine import available_memory
+from td2048.presets import default_network
 from td2048.recipes import peak_memory, recipe, recipes
 from td2048.settings import MERGE_OFF, TrainSettings
-from td2048.spec import METHODS, WEIGHT_BITS, WEIGHT_LIMIT, WEIGHT_STEP, default_network, format_bytes
+from td2048.spec import METHODS, WEIGHT_BITS, WEIGHT_LIMIT, WEIGHT_STEP, format_bytes
 from td2048.start_over import MAX_STARTS
 from td2048.version import __version__
 
