@@ -18,7 +18,7 @@ from td2048.games.game2048 import py_move, py_spawn_tile
 from td2048.games.shape import FULL, SHAPES, BoardShape
 from td2048.games.wide import py_wide_move, py_wide_spawn, wide_from_codes, wide_to_codes
 from td2048.io.model import load_model
-from td2048.kernels.codegen import symmetric_cells
+from td2048.kernels.features import symmetric_cells
 from td2048.network import Network
 from td2048.presets import BOARD_PRESETS, presets_of
 from td2048.rng import make_rng_state

@@ -245,7 +245,7 @@ def test_exploration_schedules():
 
 def test_the_4x6_network_learns_as_the_reference_with_far_prefetches():
     """The default network, whose 256 MiB of weights its kernels ask for into L2 (prefetcht1, see
-    kernels.codegen.FAR_PREFETCH_BYTES), learns bit for bit as the plain-Python reference: a prefetch
+    kernels.features.FAR_PREFETCH_BYTES), learns bit for bit as the plain-Python reference: a prefetch
     changes when a weight arrives, never its value. (The suite's other networks are cache-sized.)"""
     spec = parse_network("4x6")
     assert "prefetch_far(w" in generate_source(spec) and "prefetch_far(w" not in generate_source(parse_network(SMALL))

@@ -33,7 +33,7 @@ STAGES = "64"
 
 class TCReference(ReferenceLearner):
     """Temporal coherence written out: each weight moves by u |E| / A, then E += u, A += |u|. Every weight is
-    added in float64 (TC's kernels: see td2048.kernels.codegen)."""
+    added in float64 (TC's kernels: see td2048.kernels.features)."""
 
     board_sum = float
 

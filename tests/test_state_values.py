@@ -72,7 +72,7 @@ class StateReference(ReferenceLearner):
     The expectation is summed as the kernels sum it (the afterstate's features once, then per empty
     cell the changes of the features that cover it), so that near-ties go the same way; that this
     sum is the expectation is checked above against evaluating every new tile's board whole. Every weight is
-    added in float64 (state values' kernels: see td2048.kernels.codegen)."""
+    added in float64 (state values' kernels: see td2048.kernels.features)."""
 
     board_sum = float
 

@@ -13,7 +13,7 @@ from naive import from_grid, short_td_update
 
 from td2048.errors import TD2048Error
 from td2048.io.model import load_model
-from td2048.kernels.codegen import ROUNDING_LCG, rounding_offset
+from td2048.kernels.features import ROUNDING_LCG, rounding_offset
 from td2048.learn import Learner
 from td2048.network import Network
 from td2048.spec import WEIGHT_LIMIT, WEIGHT_STEP, parse_network

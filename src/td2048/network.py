@@ -197,7 +197,7 @@ class Network:
         if accumulators is not None and (accumulators.dtype != np.float32 or accumulators.size != 2 * weights.size):
             raise TD2048Error(f"TC accumulators do not fit network {spec.name}: expected {2 * weights.size} float32")
         # temporal coherence (--tc): per weight its accumulated error and accumulated absolute
-        # error, interleaved (see td2048.kernels.codegen); None until a TC phase begins
+        # error, interleaved (see td2048.kernels.features); None until a TC phase begins
         self.accumulators = accumulators
 
     @functools.cached_property
@@ -540,7 +540,7 @@ class Network:
         """
         out = np.zeros((1, self.spec.n_features), np.uint64)
         self.kernels.feature_indices(self._board(board), out, 0)
-        # the kernels' rows are tuple-major (td2048.kernels.codegen.feature_column)
+        # the kernels' rows are tuple-major (td2048.kernels.features.feature_column)
         return out[0].reshape(len(self.spec.tuples), self.spec.isomorphisms).T.ravel()
 
     def td_update(self, board: int, target: float, alpha: float) -> float:

@@ -53,7 +53,7 @@ def thread_rng_states(seed: int | np.random.SeedSequence | None, threads: int) -
 
 
 def rounding_states(states: np.ndarray, spares: list[int] | None = None) -> np.ndarray:
-    """Each thread's random word for rounding the updates of 16-bit weights (see td2048.kernels.codegen), on a
+    """Each thread's random word for rounding the updates of 16-bit weights (see td2048.kernels.features), on a
     cache line of its own, seeded from the thread's random state, so that a block's roundings follow from the
     state a run saves.
 

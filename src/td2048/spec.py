@@ -41,7 +41,7 @@ VALID_ISOMORPHISMS = (1, 4, 8)
 METHODS = ("afterstate", "state")
 RECORD = 3  # floats per weight in TC's records: the weight, E, A (td2048.kernels.records)
 # Bits a weight: float32, or 16 (int16 whole steps of WEIGHT_STEP points, at most WEIGHT_LIMIT steps either way:
-# half the memory, whose reads are most of a move's time on large networks; see td2048.kernels.codegen)
+# half the memory, whose reads are most of a move's time on large networks; see td2048.kernels.features)
 WEIGHT_BITS = (32, 16)
 WEIGHT_STEP = 1.0
 WEIGHT_LIMIT = 32767
@@ -189,7 +189,7 @@ class NetworkSpec:
     def spare_weights(self, threads: int) -> list[int]:
         """A weight for each thread that no feature reads, each on cache lines of its own: in the gap after the
         first table (where threads that write one table put the 16-bit weights an update leaves unchanged, see
-        td2048.kernels.codegen). Zeros for a network without gaps (whose kernels have no use for them).
+        td2048.kernels.features). Zeros for a network without gaps (whose kernels have no use for them).
 
         Parameters
         ----------

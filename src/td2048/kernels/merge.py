@@ -65,7 +65,7 @@ def _prefetch_intrinsic(for_write: int, locality: int = 3):
 # (the generated network kernels fingerprint it too).
 prefetch_write = _prefetch_intrinsic(1)  # ask for a line that will be written soon
 prefetch_read = _prefetch_intrinsic(0)  # ask for a line that will be read soon
-# ... into L2, not L1: the weights of networks far larger than the caches (see td2048.kernels.codegen)
+# ... into L2, not L1: the weights of networks far larger than the caches (see td2048.kernels.features)
 prefetch_far = _prefetch_intrinsic(0, locality=2)
 
 
