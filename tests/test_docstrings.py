@@ -8,8 +8,11 @@ Docstrings are parsed by griffe, the parser that renders them on the documentati
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import inspect
 import logging
+import re
+from pathlib import Path
 
 import pytest
 from griffe import Docstring
@@ -46,10 +49,26 @@ def returns_something(func) -> bool:
     return annotation not in (inspect.Signature.empty, None, "None")
 
 
+API_PAGE = Path(__file__).resolve().parent.parent / "docs" / "reference" / "api.md"
+
+
+def rendered_names() -> dict[str, object]:
+    """The names of ``td2048.__all__``, and the objects the API reference page renders beside them (``::: path``:
+    a class a public method returns, such as ``StartChecks``), by name."""
+    names = {name: getattr(td2048, name) for name in td2048.__all__}
+    for path in re.findall(r"^::: (td2048[\w.]+)$", API_PAGE.read_text(), re.MULTILINE):
+        module, _, attr = path.rpartition(".")
+        obj = getattr(importlib.import_module(module), attr)
+        if all(obj is not known for known in names.values()):
+            names[attr] = obj
+    return names
+
+
 def public_callables():
     """(qualified name, callable, docstring holding its parameters) for the public API."""
-    for name in sorted(td2048.__all__):
-        obj = getattr(td2048, name)
+    names = rendered_names()
+    for name in sorted(names):
+        obj = names[name]
         if name.startswith("__") or not callable(obj):
             continue
         if inspect.isclass(obj):
@@ -95,4 +114,4 @@ def test_returns_documented(name, func, doc):
 def test_every_public_name_is_covered():
     covered = {name.split(".")[0] for name, _, _ in CALLABLES}
     expected = {n for n in td2048.__all__ if not n.startswith("__") and n != "TD2048Error"}
-    assert covered == expected
+    assert expected <= covered and "StartChecks" in covered, sorted(expected - covered)

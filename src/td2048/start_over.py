@@ -30,6 +30,30 @@ class StartChecks:
     run's length, restarts, a start from trained weights, Ray) is
     :meth:`td2048.settings.TrainSettings.validate`'s to check.
 
+    Parameters
+    ----------
+    game : str
+        The game, ``"2048"`` or ``"2584"``, whose tiles ``without`` names.
+    block : int
+        The run's block: where a check that names no episode is made, without ``at``.
+    below : float or None
+        A start whose block at ``below_at`` averages less than this is thrown away (``--start-over-below``).
+    below_at : int or None
+        The episode, of each start, whose block ``below`` reads; None: ``at``.
+    without : int or None
+        A start none of whose games built this tile by ``without_at`` is thrown away (``--start-over-without``).
+    without_at : int or None
+        The episode, of each start, by which ``without``'s tile must be built; None: ``at``.
+    corner_below : float or None
+        A start is thrown away when less than this share of the boards it kept for restarts, in its block at
+        ``corner_below_at``, hold their largest tile in a corner (``--start-over-corner-below``).
+    corner_below_at : int or None
+        The episode, of each start, whose block ``corner_below`` reads; None: ``at``.
+    at : int or None
+        Where a check that names no episode of its own is made (``--start-over-at``); None: the first block's end.
+    max_starts : int
+        The most starts a run makes, the last kept whatever it scores (``--max-starts``).
+
     Raises
     ------
     TD2048Error
@@ -37,26 +61,15 @@ class StartChecks:
     """
 
     game: str = "2048"
-    """The game, whose tiles ``without`` names."""
     block: int = 1000
-    """The run's block: where a check that names no episode is made, without ``at``."""
     below: float | None = None
-    """A start whose block at ``below_at`` averages less than this is thrown away."""
     below_at: int | None = None
-    """The episode, of each start, whose block ``below`` reads; None: ``at``."""
     without: int | None = None
-    """A start none of whose games built this tile by ``without_at`` is thrown away."""
     without_at: int | None = None
-    """The episode, of each start, by which ``without``'s tile must be built; None: ``at``."""
     corner_below: float | None = None
-    """A start less than this share of whose kept boards (restarts) hold their largest tile in a corner, in its
-    block at ``corner_below_at``, is thrown away."""
     corner_below_at: int | None = None
-    """The episode, of each start, whose block ``corner_below`` reads; None: ``at``."""
     at: int | None = None
-    """Where a check that names no episode of its own is made; None: the first block's end."""
     max_starts: int = MAX_STARTS
-    """The most starts a run makes, the last kept whatever it scores."""
 
     def __post_init__(self) -> None:
         for bar, episode, option, what in ((self.below, self.below_at, "below", "score"),
