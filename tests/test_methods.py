@@ -255,8 +255,8 @@ def test_restarts_keep_first_boards_and_start_from_them():
     net = Network(parse_network(SMALL))
     learner = Learner(net, seed=9)
     block = learner.run(400, 0.1, LearningOptions(restarts=0.5, restart_code=6))
-    held, kept = learner._pool_states[0, :2]
-    pool = learner._pools[0, :held, 0]
+    held, kept = learner.pools.states[0, :2]
+    pool = learner.pools.boards[0, :held, 0]
     assert 0 < held == kept <= 400 - block.restarted.sum()
     assert all(max_code(np.uint64(b)) == 6 for b in pool)  # each game's first board with a 64
     assert 100 < block.restarted.sum() < 300
@@ -271,8 +271,8 @@ def test_restarts_keep_first_boards_and_start_from_them():
 
     beside = Learner(Network(parse_network(SMALL)), seed=9)  # the first board with a 64 and a 32 beside it
     beside.run(400, 0.1, LearningOptions(restarts=0.5, restart_code=6, restart_beside=5))
-    held = beside._pool_states[0, 0]
-    boards = [np.uint64(b) for b in beside._pools[0, :held, 0]]
+    held = beside.pools.states[0, 0]
+    boards = [np.uint64(b) for b in beside.pools.boards[0, :held, 0]]
     assert held > 0 and all(max_code(b) >= 6 for b in boards)
     assert all(sum(((int(b) >> (4 * c)) & 15) >= 5 for c in range(16)) >= 2 for b in boards)
 

@@ -188,11 +188,12 @@ def test_learner_corner_share_counts_the_boards_kept_since():
     settings.validate()
     learner = Learner(settings.new_network(), seed=1)
     learner.run(100, 1.0, settings.learning_options(), tc=True)
-    kept = learner._pool_states[:, 1].copy()
-    assert kept[0] > 0 and learner.corner_share(kept) is None
-    pool = learner._pools[0, :kept[0], 0]
+    kept = learner.pools.kept()
+    corners = learner.network.board.corner_cells
+    assert kept[0] > 0 and learner.pools.corner_share(kept, corners) is None
+    pool = learner.pools.boards[0, :kept[0], 0]
     expected = np.isin(largest_cells(pool), BoardShape.parse("2x3").corner_cells).mean()
-    assert learner.corner_share(np.zeros(1, np.int64)) == pytest.approx(expected)
+    assert learner.pools.corner_share(np.zeros(1, np.int64), corners) == pytest.approx(expected)
 
 
 def test_start_checks_are_one_value_that_says_where_a_start_is_checked_and_in_words():

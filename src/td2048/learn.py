@@ -22,19 +22,18 @@ import numpy as np
 
 from td2048.config import DEFAULT_MEMORY_LIMIT, MAX_EPISODE_MOVES, WIDE_MAX_EPISODE_MOVES
 from td2048.errors import TD2048Error
-from td2048.games.bitboard import largest_cells
 from td2048.kernels.merge import CHUNK_SHIFT, NO_TRACKING, dirty_size, merge_regions
 from td2048.kernels.params import FIRST_EPISODE, learning_params
 from td2048.kernels.records import RECORD, pack_records, unpack_records
 from td2048.learning_options import LearningOptions
 from td2048.network import Network, aligned_zeros
+from td2048.restart_pools import RestartPools
 from td2048.rng import rounding_states, thread_rng_rows, thread_rng_states
 from td2048.schedules import exploration
 from td2048.spec import format_bytes
 from td2048.teacher import endgame_arrays, table_nbytes
 from td2048.threads import run_threads
 
-RESTART_POOL = 4096  # boards kept per thread for restarts (a ring: the newest replace the oldest)
 DEFAULT_OPTIONS = LearningOptions()  # TD(0), backward updates, no exploration
 
 
@@ -53,19 +52,14 @@ class EpisodeBlock:
 class Learner:
     """Learns from blocks of episodes of a network, with explicit random state.
 
-    (Playing without learning, greedily or by search, is :class:`td2048.play.Agent`'s.)
-    With ``threads`` > 1 the episodes of a block are shared among threads that play at once
-    (the kernels release the GIL). Every thread updates the network's own weights (and TC's
-    accumulators), without locks, as TDL2048+ does: an update that two threads make to one
-    weight at the same instant may lose one of them; no copies, no merges. With
-    ``merge_seconds`` set, TD instead trains a copy of the weights per thread, merged into the
-    network every ``merge_seconds`` of training (see :mod:`td2048.kernels.merge` for how) and
-    whenever :meth:`merge` is called (0: after every share of episodes a thread finishes,
-    whatever the clock says); TC always shares the table. Why one table: on merged copies a
-    merge keeps only the larger of two threads' moves of a weight they moved the same way, so
-    TD learned less per episode than one thread (optimistic TD markedly so, its weights all
-    coming down from their start) and TC far less; on one table both learn as much per episode
-    as one thread, at the same speed and without a copy of the weights per thread.
+    (Playing without learning, greedily or by search, is :class:`td2048.play.Agent`'s.) With ``threads`` > 1 the
+    episodes of a block are shared among threads that play at once (the kernels release the GIL). Every thread
+    updates the network's own weights (and TC's accumulators), without locks, as TDL2048+ does: an update that two
+    threads make to one weight at the same instant may lose one of them; no copies, no merges. With
+    ``merge_seconds`` set, TD instead trains a copy of the weights per thread, merged into the network every
+    ``merge_seconds`` of training (see :mod:`td2048.kernels.merge` for how) and whenever :meth:`merge` is called (0:
+    after every share of episodes a thread finishes, whatever the clock says); TC always shares the table. Why one
+    table by default: merged copies learn less per episode (the Methods page, "Threads").
     Multi-thread runs are fast but not reproducible; one thread is reproducible bit for bit.
 
     With ``tc_records``, TC on this machine's threads learns on records, each weight beside its
@@ -119,8 +113,7 @@ class Learner:
         self._paths_steps = np.zeros((threads, longest, 2), np.float64)  # reward and updated V per move
         self._handoff = np.zeros((threads, 2, words), np.uint64)  # an episode going on on 5-bit cells
         self._handoff_counts = np.zeros((threads, 2), np.int64)
-        self._pools = np.zeros((threads, RESTART_POOL, words), np.uint64)  # boards to restart from
-        self._pool_states = np.zeros((threads, 8), np.int64)  # [:, :2] boards held, kept in all
+        self.pools = RestartPools(threads, words)  # each thread's boards kept for restarts
         self._copies = None  # per-thread weight copies, made on the first learning block
         self._dirty = None  # per thread: the regions of its copy it changed since the last merge
         self._regions = None  # TD on one tracked table: per thread, the regions it changed (see track_changes)
@@ -148,34 +141,24 @@ class Learner:
         return self._rng_rows[0, :4]
 
     def restart_pools(self) -> list[dict]:
-        """The boards kept for restarts, per thread, for a snapshot: boards held (hex words), boards kept in all."""
-        pools = []
-        for thread in range(self.threads):
-            held, kept = (int(v) for v in self._pool_states[thread, :2])
-            pools.append({"kept": kept, "boards": [[f"{int(v):x}" for v in row] for row in self._pools[thread, :held]]})
-        return pools
+        """The boards kept for restarts, per thread, for a snapshot (:meth:`RestartPools.to_json`).
+
+        Returns
+        -------
+        list of dict
+            Per thread: the boards kept in all, and those held.
+        """
+        return self.pools.to_json()
 
     def set_restart_pools(self, pools: list[dict]) -> None:
-        """Take back the boards of :meth:`restart_pools` (a resumed run).
-
-        Saved by as many threads as this learner has: each thread its own ring again. Saved by another
-        number of threads: the boards of all the rings, dealt out to this learner's threads in turn (each
-        keeps its newest :data:`RESTART_POOL`).
+        """Take back the boards of :meth:`restart_pools` (a resumed run; :meth:`RestartPools.load_json`).
 
         Parameters
         ----------
         pools : list of dict
-            Per thread, as :meth:`restart_pools` gives them.
+            Per thread, as :meth:`restart_pools` gives them (saved by any number of threads).
         """
-        if len(pools) != self.threads and pools:
-            boards = [row for pool in pools for row in pool["boards"]]
-            pools = [{"kept": len(boards[t::self.threads]), "boards": boards[t::self.threads][-RESTART_POOL:]}
-                     for t in range(self.threads)]
-        for thread, pool in enumerate(pools):
-            boards = pool["boards"][:RESTART_POOL]
-            for i, row in enumerate(boards):
-                self._pools[thread, i] = [int(v, 16) for v in row]
-            self._pool_states[thread, :2] = len(boards), int(pool["kept"])
+        self.pools.load_json(pools)
 
     def start_over(self, optimistic: float = 0.0) -> None:
         """Forget what was learned: the network's weights as fresh (:meth:`td2048.network.Network.reset`), and
@@ -190,8 +173,7 @@ class Learner:
         self._copies = self._dirty = self._regions = None
         self._records, self._records_merged = None, True
         self._unmerged_seconds = 0.0
-        self._pools[:] = 0
-        self._pool_states[:] = 0
+        self.pools.clear()
         self._handoff_counts[:] = 0
         self._endgame_counts[:] = 0
         self.network.reset(optimistic)
@@ -373,7 +355,7 @@ class Learner:
             self._regions = np.zeros((self.threads, dirty_size(self.network.weights.size)), np.uint8)
         mode_code = self._mode_code(options.update)
         params = self._params(alpha, options, first_episode)
-        kept_before = self._pool_states[:, 1].copy()  # for the block's corner share (with restarts)
+        kept_before = self.pools.kept()  # for the block's corner share (with restarts)
         scores = np.zeros(episodes, np.int64)
         max_codes = np.zeros(episodes, np.int64)
         moves = np.zeros(episodes, np.int64)
@@ -389,7 +371,7 @@ class Learner:
             kernels = self.network.kernels_for(tracked=True, expected=expected)
 
         self._endgame_counts[:] = 0
-        # 16-bit weights: ``dirty`` is each thread's random word for rounding updates (td2048.kernels.codegen)
+        # 16-bit weights: ``dirty`` is each thread's random word for rounding updates (td2048.kernels.features)
         rounding = rounding_states(self.rng_states, self.network.spec.spare_weights(self.threads)) \
             if self.network.weight_bits == 16 else None
         if endgame is None and options.endgame_starts:
@@ -405,7 +387,7 @@ class Learner:
                     else NO_TRACKING
             else:
                 dirty = NO_TRACKING if rounding is None else rounding[thread]
-            pool = (self._pools[thread], self._pool_states[thread, :2])
+            pool = self.pools.of(thread)
             while lo < hi:
                 batch = params.copy()
                 batch[FIRST_EPISODE] += lo  # the exploration schedule counts episodes
@@ -444,39 +426,10 @@ class Learner:
         if endgame is not None:
             counts = self._endgame_counts[:, :3].sum(axis=0)
             info["endgame"] = {"moves": int(counts[0]), "episodes": int(counts[1]), "starts": int(counts[2])}
-        if options.restarts > 0 and (corner := self.corner_share(kept_before)) is not None:
+        corners = self.network.board.corner_cells
+        if options.restarts > 0 and (corner := self.pools.corner_share(kept_before, corners)) is not None:
             info["corner"] = corner
         return EpisodeBlock(scores, max_codes, moves, seconds, restarted, info or None)
-
-    def corner_share(self, kept_before: np.ndarray) -> float | None:
-        """Of the boards kept for restarts since ``kept_before``, the share whose largest tile is in a corner.
-
-        A game keeps its first board that holds the restart tile: this share is how often the games build that
-        tile in a corner of the board (on 4x3, the starts that build their 2048s off the corners build no
-        4096).
-
-        Parameters
-        ----------
-        kept_before : numpy.ndarray
-            Per thread, the boards it had kept in all (``int64[threads]``), from an earlier moment.
-
-        Returns
-        -------
-        float or None
-            The share, of the boards kept since (each thread's newest ``RESTART_POOL`` at most); None when
-            none was kept.
-        """
-        kept = []
-        for thread in range(self.threads):
-            total = int(self._pool_states[thread, 1])
-            new = min(total - int(kept_before[thread]), RESTART_POOL)
-            if new > 0:
-                kept.append(self._pools[thread, np.arange(total - new, total) % RESTART_POOL])
-        if not kept:
-            return None
-        boards = np.concatenate(kept)
-        cells = largest_cells(boards[:, 0] if boards.shape[1] == 1 else boards)
-        return float(np.isin(cells, self.network.board.corner_cells).mean())
 
     def _flag_regions(self) -> None:
         """Set the change flags of the chunks that TD's threads marked in their regions, and clear the marks.

@@ -145,7 +145,8 @@ class StartChecks:
         built : bool
             Whether a game of the start's episodes so far (played from the start) built ``without``.
         corner : float or None
-            That block's corner share (:meth:`td2048.learn.Learner.corner_share`); None: no board was kept.
+            That block's corner share (:meth:`td2048.restart_pools.RestartPools.corner_share`); None: no board was
+            kept.
 
         Returns
         -------
