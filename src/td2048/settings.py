@@ -1,23 +1,21 @@
 """What a training run is asked to do, checked before anything is allocated or compiled.
 
 :class:`TrainSettings` (its schedules of alpha, exploration and snapshots read by :mod:`td2048.schedules`)
-describes a run, and makes the :class:`td2048.learning_options.LearningOptions` its learner learns by, and the
-:class:`td2048.start_over.StartChecks` its starts are checked by. This module is plain
-Python and NumPy: the CLI checks its options here without loading Numba, so a mistyped option gets its one-line
-error in a tenth of a second. How a player searches is :mod:`td2048.search_settings`'s; what runs the settings
-is elsewhere: :mod:`td2048.training` and :mod:`td2048.learn` train, :mod:`td2048.play` plays.
+describes a run; its rules (each option in range, which go together) are :mod:`td2048.settings_checks`'s. It
+makes the :class:`td2048.learning_options.LearningOptions` its learner learns by, and the
+:class:`td2048.start_over.StartChecks` its starts are checked by. This module is plain Python and NumPy: the CLI
+checks its options here without loading Numba, so a mistyped option gets its one-line error in a tenth of a
+second. How a player searches is :mod:`td2048.search_settings`'s; what runs the settings is elsewhere:
+:mod:`td2048.training` and :mod:`td2048.learn` train, :mod:`td2048.play` plays.
 """
 
 from __future__ import annotations
 
-import math
-import os
 from dataclasses import asdict, dataclass
 
 from td2048.config import (
     DEFAULT_ALPHA,
     DEFAULT_BLOCK,
-    DEFAULT_CLAMP_2584,
     DEFAULT_EPISODES,
     DEFAULT_MEMORY_LIMIT,
     DEFAULT_NETWORK,
@@ -27,11 +25,12 @@ from td2048.config import (
 )
 from td2048.errors import TD2048Error
 from td2048.games.shape import BoardShape
-from td2048.games.tiles import GAMES, WIN_TILE, tile_code
+from td2048.games.tiles import WIN_TILE, tile_code
 from td2048.learning_options import LearningOptions
 from td2048.network import Network
-from td2048.schedules import alpha_at, duration_seconds, snapshot_interval
-from td2048.spec import METHODS, WEIGHT_BITS, NetworkSpec, format_bytes, parse_network, parse_stages
+from td2048.schedules import alpha_at, duration_seconds
+from td2048.settings_checks import check_settings
+from td2048.spec import NetworkSpec, parse_network, parse_stages
 from td2048.start_over import MAX_STARTS, StartChecks
 
 TIME_LIMIT_SLACK = 0.01
@@ -262,156 +261,15 @@ class TrainSettings:
     time_limit: str | None = None
 
     def validate(self) -> None:
-        """Check every setting (a 2584 run without a clamp gets the default clamp).
+        """Check every setting (:func:`td2048.settings_checks.check_settings`; a 2584 run without a clamp gets the
+        default clamp).
 
         Raises
         ------
         TD2048Error
             The first setting that is out of range or malformed, in one line naming its option.
         """
-        if self.episodes < 1:
-            raise TD2048Error(f"--episodes must be at least 1, not {self.episodes}")
-        if self.block < 1:
-            raise TD2048Error(f"--block must be at least 1, not {self.block}")
-        if self.threads < 1:
-            raise TD2048Error(f"--threads must be at least 1, not {self.threads}")
-        if not (isinstance(self.workers, int) and self.workers >= 0):
-            raise TD2048Error(f"--workers must be at least 1, not {self.workers}")
-        if not (isinstance(self.sync_every, (int, float)) and math.isfinite(self.sync_every) and self.sync_every > 0):
-            raise TD2048Error(f"--sync-every must be a positive number of seconds, not {self.sync_every}")
-        snapshot_interval(self.snapshot_every)  # raises on a bad interval
-        self.time_limit_seconds()  # and on a bad time limit
-        alpha_at(self.alpha_schedule, self.alpha, 0)  # raises on a bad schedule
-        if not (math.isfinite(self.alpha) and self.alpha > 0):
-            raise TD2048Error(f"--alpha must be a positive number, not {self.alpha}")
-        if self.seed is not None and self.seed < 0:
-            raise TD2048Error(f"--seed must be >= 0, not {self.seed}")
-        if self.merge_every is not None and not (isinstance(self.merge_every, (int, float))
-                                                 and math.isfinite(self.merge_every) and self.merge_every > 0):
-            raise TD2048Error(f"--merge-every must be a positive number of seconds, not {self.merge_every}")
-        if self.method not in METHODS:
-            raise TD2048Error(f"--method must be one of {', '.join(METHODS)}, not {self.method!r}")
-        if self.game not in GAMES:
-            raise TD2048Error(f"--game must be one of {', '.join(GAMES)}, not {self.game!r}")
-        if self.weight_bits not in WEIGHT_BITS:
-            raise TD2048Error(f"--weight-bits must be 32 or 16, not {self.weight_bits!r}")
-        self.board = BoardShape.parse(self.board).name  # raises on a shape that is not supported
-        if self.exact_every is not None:
-            if not (isinstance(self.exact_every, int) and self.exact_every >= 1):
-                raise TD2048Error(f"--exact-every must be a number of blocks, at least 1, not {self.exact_every}")
-            if self.exact is None:
-                raise TD2048Error("--exact-every sets how often --exact SOLUTION values the network: add --exact")
-        elif self.exact is not None:
-            self.exact_every = 1
-        if self.exact is not None:
-            self.exact = os.fspath(self.exact)  # a path given as a Path: kept as text in settings.json
-        if self.clamp is None and self.game == "2584":
-            self.clamp = DEFAULT_CLAMP_2584
-        if not (isinstance(self.optimistic, (int, float)) and math.isfinite(self.optimistic) and self.optimistic >= 0):
-            raise TD2048Error(f"--optimistic must be a value >= 0 (the score a board is first thought worth), "
-                              f"not {self.optimistic}")
-        if self.optimistic > 0 and self.init is not None:
-            raise TD2048Error("--optimistic sets the starting weights; with --init the model's weights are the start")
-        parse_stages(self.stages, self.game)  # raises on bad thresholds
-        if self.pretrain is not None:
-            self._check_pretrain()
-        self.tc_start()  # raises on a bad --tc-from
-        if not (isinstance(self.tc_alpha, (int, float)) and math.isfinite(self.tc_alpha) and self.tc_alpha > 0):
-            raise TD2048Error(f"--tc-alpha must be a positive number, not {self.tc_alpha}")
-        if self.tc_start_rate is None:
-            self.tc_start_rate = self.default_tc_start_rate()
-        self.learning_options()  # raises on an option out of range (each is checked as the value is made), or on a
-        # bad --restart-tile (restart_code)
-        self._check_combinations()
-        if self.network is not None:
-            self.spec().check_memory(self.memory_limit)
-        if self.tc_from is not None and self.network is not None and self.spec().tc_nbytes() > self.memory_limit:
-            raise TD2048Error(f"--tc needs {format_bytes(self.spec().tc_nbytes())} for the weights and their "
-                              f"accumulators, over the memory limit of {format_bytes(self.memory_limit)} "
-                              "(raise it with --memory-limit)")
-        if self.tc_records and self.network is not None and self.spec().tc_nbytes(True) > self.memory_limit:
-            raise TD2048Error(f"--tc-records needs {format_bytes(self.spec().tc_nbytes(True))} for the weights, "
-                              f"their accumulators and the records, over the memory limit of "
-                              f"{format_bytes(self.memory_limit)} (raise it with --memory-limit)")
-
-    def _check_combinations(self) -> None:
-        """Check the settings that go together, each of them in range (:meth:`validate`)."""
-        if self.weight_bits == 16:
-            refused = [option for option, given in (
-                ("--game 2584", self.game != "2048"), ("--method state", self.method != "afterstate"),
-                ("--tc/--tc-from", self.tc_from is not None), ("--merge-every", self.merge_every is not None),
-                ("--workers (Ray)", self.workers > 0), ("--pretrain", self.pretrain is not None)) if given]
-            if refused:
-                raise TD2048Error(f"--weight-bits 16 is for TD on 2048's afterstate values, on one table: not with "
-                                  f"{', '.join(refused)}")
-        if self.tc_start_rate != 1 and self.tc_from is None:
-            raise TD2048Error("--tc-start-rate sets where TC's rates start: add --tc or --tc-from")
-        if self.tc_records and self.tc_from is None:
-            raise TD2048Error("--tc-records sets how TC keeps its accumulators: add --tc or --tc-from")
-        if self.lam > 0 and self.nstep > 0:
-            raise TD2048Error("--lambda and --nstep are two kinds of return: give one of them")
-        if self.target in ("expected-all", "ranked") and self.update != "forward":
-            raise TD2048Error(f"--target {self.target} backs up each position's moves as it is played: it needs "
-                              "--update forward")
-        if self.target != "sample" and (self.lam > 0 or self.nstep > 1):
-            raise TD2048Error(f"--target {self.target} looks one move ahead over every new tile: it takes no "
-                              "--lambda or --nstep")
-        if self.teacher is not None:
-            self.teacher = os.fspath(self.teacher)
-            if self.target != "sample" or self.lam > 0 or self.nstep > 1:
-                raise TD2048Error("--teacher gives every position its exact value: it takes no --target, --lambda "
-                                  "or --nstep")
-            if self.explore != "none" or self.restarts > 0:
-                raise TD2048Error("--teacher chooses the moves itself (--teacher-moves): it takes no --explore or "
-                                  "--restarts")
-            if self.workers:
-                raise TD2048Error("--teacher learns in this process: it takes no --ray")
-            if self.teacher_loss == "regret" and self.method != "afterstate":
-                raise TD2048Error("--teacher-loss regret ranks the moves' afterstates: it needs afterstate values")
-        elif self.teacher_loss != "value":
-            raise TD2048Error("--teacher-loss needs --teacher")
-        if self.endgame is not None:
-            self.endgame = os.fspath(self.endgame)
-            if self.teacher is not None:
-                raise TD2048Error("--endgame plays a table's moves in TD's games; --teacher distils a whole "
-                                  "solution: give one of them")
-            if self.workers:
-                raise TD2048Error("--endgame learns in this process: it takes no --ray")
-            if self.game != "2048":
-                raise TD2048Error("--endgame: endgame tables are of 2048, the run trains 2584")
-        elif self.endgame_starts:
-            raise TD2048Error("--endgame-starts starts episodes from an endgame's start: it needs --endgame")
-        self._check_start_over()
-        if self.promote_at is not None:
-            if not (isinstance(self.promote_at, int) and 1 <= self.promote_at < self.episodes):
-                raise TD2048Error(f"--promote-at must be an episode within the run's {self.episodes}, not "
-                                  f"{self.promote_at}")
-            if not self.stages:
-                raise TD2048Error("--promote-at copies each stage into the next: it needs --stages")
-            if self.workers:
-                raise TD2048Error("--promote-at copies the stages in this process: it takes no --ray")
-        if (self.lam > 0 or self.nstep > 1) and self.update != "backward":
-            raise TD2048Error("--lambda and --nstep need --update backward (returns are computed at the episode's end)")
-
-    def _check_start_over(self) -> None:
-        """Check the start checks against the rest of the run (:meth:`_check_combinations`); each of their fields
-        is checked as :meth:`start_checks` makes them."""
-        checks = self.start_checks()
-        if not checks:
-            return
-        if self.start_over_corner_below is not None and not self.restarts > 0:
-            raise TD2048Error("--start-over-corner-below reads the boards kept for restarts (each game's first "
-                              "board with the restart tile): add --restarts P")
-        for check, episode in checks.checks().items():
-            option = "corner-below" if check == "corner" else check
-            if episode >= self.episodes:
-                raise TD2048Error(f"--start-over-{option} checks a start at episode {episode}, after the run's "
-                                  f"{self.episodes} episodes: check it earlier, or train longer")
-        if self.init is not None or self.pretrain is not None:
-            raise TD2048Error("a start check starts over from fresh weights; with --init or --pretrain the "
-                              "start is trained weights: leave one of them out")
-        if self.workers:
-            raise TD2048Error("a start check learns in this process: it takes no --ray")
+        check_settings(self)
 
     def start_checks(self) -> StartChecks:
         """The run's start checks, as :func:`td2048.training.train_blocks` asks them (false without one).
@@ -534,21 +392,6 @@ class TrainSettings:
                                  exact_every=self.exact_every)
         settings.validate()
         return settings
-
-    def _check_pretrain(self) -> None:
-        self.pretrain_plan()
-        for given, option in ((self.init, "--init"), (self.optimistic, "--optimistic"), (self.stages, "--stages"),
-                              (self.teacher, "--teacher"), (self.workers, "--ray")):
-            if given:
-                raise TD2048Error(f"--pretrain sets the starting weights from a pretrained network: it takes no "
-                                  f"{option}")
-        self.pretrain_settings()  # raises on a network that does not fit the board or the memory limit
-        if self.network is not None:
-            spec = self.spec()
-            if not spec.one_tuple:
-                raise TD2048Error(f"--pretrain starts a network of one tuple (such as the whole board, "
-                                  f"{''.join(f'{c:x}' for c in range(spec.board.n_cells))}) from a smaller one's "
-                                  f"values; {spec.name} is not one")
 
     def default_tc_start_rate(self) -> float:
         """Each weight's first TC rate when none is given: TC goes on at the step of the TD before it.
