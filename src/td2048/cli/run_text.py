@@ -45,8 +45,8 @@ def run_header(training, verb: str) -> str:
         methods += f", started from network {network} after {episodes} episodes of TD(0) ({out / PRETRAIN})"
     if settings.time_limit is not None:
         methods += f", at most {settings.time_limit} of training"
-    if settings.start_checks():
-        methods += f", {settings.start_checks().text()} (start {training.start} of at most {settings.max_starts})"
+    if checks := settings.start_checks():
+        methods += f", {checks.text()} (start {training.start} of at most {settings.max_starts})"
     if settings.exact is not None:
         every = "block" if settings.exact_every == 1 else f"{settings.exact_every} blocks"
         methods += f", valued exactly against {settings.exact} every {every}"
